@@ -1,0 +1,197 @@
+"""Library API: the functions the CLI calls, one per command. They return plain, JSON-ready dicts
+in SI units with unit-suffixed keys; rendering to people's units happens in ``io.render``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from prfaas_plan import units
+from prfaas_plan.core import kv
+from prfaas_plan.core.timing import Source, prefill_timer
+from prfaas_plan.errors import SpecError
+from prfaas_plan.io.load import Catalog, load_gpu, load_model
+from prfaas_plan.specs.hardware import InstanceSpec
+from prfaas_plan.specs.model import DType, LinearGroup, ModelSpec
+
+
+def _dtype(value: str | None, field: str) -> DType | None:
+    if value is None:
+        return None
+    try:
+        return DType(value.lower())
+    except ValueError:
+        raise SpecError(f"unknown dtype {value!r} (use bf16, fp8, fp32)", field=field) from None
+
+
+def layer_summary(model: ModelSpec) -> str:
+    parts = []
+    for g in model.layers:
+        label = str(g.variant) if isinstance(g, LinearGroup) else str(g.kind)
+        parts.append(f"{g.count} {label}")
+    return " + ".join(parts)
+
+
+def list_models(catalog: Catalog) -> dict[str, Any]:
+    rows = []
+    for path in catalog.entries("models").values():
+        m = load_model(str(path), catalog)
+        f = kv.footprint(m)
+        rows.append({
+            "name": m.name,
+            "layers": layer_summary(m),
+            "params_total": m.params_total,
+            "params_active": m.params_active,
+            "kv_bytes_per_token": f.kv_bytes_per_token,
+            "swa_max_bytes": f.swa_max_bytes,
+            "state_bytes": f.state_bytes,
+            "profiles": [f"{p.gpus}x{p.hardware}" for p in m.profiles],
+            "file": str(path),
+        })
+    rows.sort(key=lambda r: r["name"].lower())
+    return {"models": rows}
+
+
+def list_hardware(catalog: Catalog) -> dict[str, Any]:
+    rows = []
+    for path in catalog.entries("hardware").values():
+        g = load_gpu(str(path), catalog)
+        rows.append({
+            "name": g.name,
+            "bf16_flops": g.bf16_flops,
+            "fp8_flops": g.fp8_flops,
+            "hbm_bytes": g.hbm_bytes,
+            "hbm_bytes_per_s": g.hbm_bytes_per_s,
+            "scaleup_bytes_per_s": g.scaleup_bytes_per_s,
+            "nic_bytes_per_s": g.nic_bytes_per_s,
+            "power_w": g.power_w,
+            "price_per_hour": g.price_per_hour,
+            "efficiency_source": g.efficiency.source,
+            "file": str(path),
+        })
+    rows.sort(key=lambda r: r["name"].lower())
+    return {"hardware": rows}
+
+
+def _group_fields(group: Any) -> dict[str, Any]:
+    from dataclasses import fields
+
+    return {f.name: (str(getattr(group, f.name)) if f.name in ("kind", "variant") else getattr(group, f.name))
+            for f in fields(group)} | {"kind": str(group.kind)}
+
+
+def model_show(ref: str, catalog: Catalog, *, kv_dtype: str | None = None, state_dtype: str | None = None,
+               reference_kv_heads: int = 8, reference_head_dim: int = 128) -> dict[str, Any]:
+    m = load_model(ref, catalog)
+    kvd, std = _dtype(kv_dtype, "--kv-dtype"), _dtype(state_dtype, "--state-dtype")
+    f = kv.footprint(m, kv_dtype=kvd, state_dtype=std)
+    saving = kv.hybrid_saving(m, reference_kv_heads=reference_kv_heads,
+                              reference_head_dim=reference_head_dim, kv_dtype=kvd)
+    lengths = [1024, 8192, 32768, 131072]
+    return {
+        "name": m.name,
+        "source": m.source,
+        "params_total": m.params_total,
+        "params_active": m.params_active,
+        "hidden_size": m.hidden_size,
+        "vocab_size": m.vocab_size,
+        "num_hidden_layers": m.num_hidden_layers,
+        "weight_dtype": str(m.weight_dtype),
+        "kv_dtype": str(f.kv_dtype),
+        "state_dtype": str(f.state_dtype),
+        "kv_bytes_per_token": f.kv_bytes_per_token,
+        "swa_bytes_per_token": f.swa_bytes_per_token,
+        "swa_window_tokens": f.swa_window_tokens,
+        "swa_max_bytes": f.swa_max_bytes,
+        "state_bytes": f.state_bytes,
+        "moe": None if m.moe is None else {k: getattr(m.moe, k) for k in m.moe.__slots__},
+        "layers": [
+            _group_fields(g) | {"kv_bytes_per_token": r.kv_bytes_per_token, "state_bytes": r.state_bytes}
+            for g, r in zip(m.layers, kv.breakdown(m, kv_dtype=kvd, state_dtype=std), strict=True)
+        ],
+        "s_kv": [{"length_tokens": n, "kv_bytes": f.s_kv(n)} for n in lengths],
+        "saving": None if saving is None else {
+            "reference": f"GQA, {saving.reference_kv_heads} KV heads x {saving.reference_head_dim}, every layer",
+            "total_layers": saving.total_layers,
+            "growing_layers": saving.growing_layers,
+            "hybrid_factor": saving.hybrid_factor,
+            "attention_factor": saving.attention_factor,
+            "total_factor": saving.total_factor,
+        },
+        "profiles": [{"hardware": p.hardware, "gpus": p.gpus, "source": p.source, "lengths": list(p.lengths)}
+                     for p in m.profiles],
+        "notes": m.notes,
+    }
+
+
+def import_model(config_path: str) -> dict[str, Any]:
+    """HuggingFace config.json -> the model YAML mapping (validated)."""
+    from pathlib import Path
+
+    from prfaas_plan.io.hf_import import import_hf_config
+    from prfaas_plan.io.load import read_json, validate
+    from prfaas_plan.io.schema import ModelFile
+
+    data = import_hf_config(read_json(Path(config_path)), source=config_path)
+    validate(ModelFile, data, config_path)
+    return data
+
+
+def instance(hardware: str, gpus: int, catalog: Catalog) -> InstanceSpec:
+    if gpus < 1:
+        raise SpecError(f"must be a positive number of GPUs, got {gpus}", field="--gpus")
+    return InstanceSpec(gpu=load_gpu(hardware, catalog), gpus=gpus)
+
+
+def kv_rate(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int], catalog: Catalog,
+            instances: int | None = None, kv_dtype: str | None = None, state_dtype: str | None = None,
+            source: str = "auto") -> dict[str, Any]:
+    """Phi_kv(l) = S_kv(l) / T_prefill(l) per length (Eq. 1) and, for N instances, B_out (Eq. 2)."""
+    if instances is not None and instances < 1:
+        raise SpecError(f"must be a positive number of instances, got {instances}", field="--instances")
+    m = load_model(model_ref, catalog)
+    inst = instance(hardware, gpus, catalog)
+    kvd, std = _dtype(kv_dtype, "--kv-dtype"), _dtype(state_dtype, "--state-dtype")
+    if source == "both":
+        timers = [prefill_timer(m, inst, source=s) for s in (Source.MEASURED, Source.ANALYTIC)]
+    else:
+        try:
+            src = Source(source)
+        except ValueError:
+            raise SpecError(f"unknown source {source!r} (use auto, measured, analytic, both)",
+                            field="--source") from None
+        timers = [prefill_timer(m, inst, source=src)]
+    f = kv.footprint(m, kv_dtype=kvd, state_dtype=std)
+    length = np.asarray(lengths, dtype=np.float64)
+    rows = []
+    for timer in timers:
+        t = np.asarray(timer(length))
+        use_measured_kv = timer.kv_bytes is not None and kvd in (None, m.kv_dtype) and std in (None, m.state_dtype)
+        s = np.asarray(timer.kv_bytes(length)) if use_measured_kv else np.asarray(f.s_kv(length))
+        phi = s / t
+        for i, n in enumerate(lengths):
+            row = {
+                "length_tokens": int(n),
+                "kv_bytes": float(s[i]),
+                "prefill_s": float(t[i]),
+                "kv_bytes_per_s": float(phi[i]),
+                "kv_gbps": float(units.bytes_per_s_to_gbps(phi[i])),
+                "source": str(timer.source),
+                "kv_source": "measured" if use_measured_kv else "kv engine",
+            }
+            if instances is not None:
+                row["egress_gbps"] = float(units.bytes_per_s_to_gbps(instances * phi[i]))
+            rows.append(row)
+    return {
+        "model": m.name,
+        "instance": inst.name,
+        "instances": instances,
+        "kv_dtype": str(f.kv_dtype),
+        "state_dtype": str(f.state_dtype),
+        "sources": [{"source": str(t.source), "detail": t.detail} for t in timers],
+        "rows": rows,
+    }
+

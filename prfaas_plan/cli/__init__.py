@@ -1,0 +1,50 @@
+"""The typer app. Commands are thin: load inputs, one ``api`` call, render.
+
+Errors a user can cause (``PrfaasError``) end as one line on stderr and exit code 2 (bad input)
+or 1 (infeasible plan, failed fit); never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+from typer.core import TyperGroup
+
+from prfaas_plan.errors import PrfaasError
+
+
+class _Group(TyperGroup):
+    def invoke(self, ctx: typer.Context):  # type: ignore[override]
+        try:
+            return super().invoke(ctx)
+        except PrfaasError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(exc.exit_code) from None
+
+    def list_commands(self, ctx: typer.Context) -> list[str]:  # keep the order commands are declared
+        return list(self.commands)
+
+
+app = typer.Typer(
+    cls=_Group,
+    name="prfaas-plan",
+    help="Capacity planner for prefill/decode disaggregation across datacenters (PrfaaS).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+    rich_markup_mode=None,
+)
+
+from prfaas_plan.cli import catalog, kv  # noqa: E402, F401  (register commands)
+
+for _optional in ("perf", "plan", "sim"):
+    try:
+        __import__(f"prfaas_plan.cli.{_optional}")
+    except ModuleNotFoundError as _exc:  # a command group not built yet
+        if _exc.name != f"prfaas_plan.cli.{_optional}":
+            raise
+
+
+def main() -> None:
+    sys.exit(app())

@@ -1,0 +1,42 @@
+"""`kv-rate`: S_kv, T_prefill and Phi_kv per length (Eq. 1), egress for N instances (Eq. 2)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from prfaas_plan.cli import app
+from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from
+from prfaas_plan.errors import SpecError
+
+
+@app.command("kv-rate")
+def kv_rate(
+    model: Annotated[str, typer.Argument(help="Catalog name, model YAML, or HuggingFace config.json")],
+    hardware: Annotated[str, typer.Option("--hardware", help="GPU of one instance")] = "H200",
+    gpus: Annotated[int, typer.Option("--gpus", help="GPUs per instance")] = 8,
+    lengths: Annotated[str, typer.Option("--lengths", help="Comma-separated; 1K = 1024 tokens")] = "1K,8K,32K,128K",
+    instances: Annotated[
+        int | None, typer.Option("--instances", help="Instances in the prefill cluster (Eq. 2)")
+    ] = None,
+    kv_dtype: Annotated[str | None, typer.Option("--kv-dtype", help="bf16 or fp8")] = None,
+    state_dtype: Annotated[str | None, typer.Option("--state-dtype", help="fp32 or bf16")] = None,
+    source: Annotated[str, typer.Option("--source", help="auto, measured, analytic or both")] = "auto",
+    fmt: FormatOpt = Format.table,
+    catalog: CatalogOpt = None,
+) -> None:
+    """KV throughput of one prefill instance per length, and the egress a cluster needs.
+
+    Example: prfaas-plan kv-rate internal-1t --hardware H200 --gpus 8 --instances 64
+    """
+    from prfaas_plan import api, units
+    from prfaas_plan.io import views
+
+    try:
+        parsed = units.parse_lengths(lengths)
+    except ValueError as exc:
+        raise SpecError(str(exc), field="--lengths") from None
+    result = api.kv_rate(model, hardware=hardware, gpus=gpus, lengths=parsed, catalog=catalog_from(catalog),
+                         instances=instances, kv_dtype=kv_dtype, state_dtype=state_dtype, source=source)
+    views.emit_kv_rate(fmt, result)

@@ -1,0 +1,211 @@
+"""YAML and JSON files -> validated specs; catalog lookup by name.
+
+The catalog is a list of folders, searched in order: ``--catalog DIR`` folders, then the
+folders in $PRFAAS_PLAN_CATALOG (os.pathsep-separated), then the catalog shipped in the
+package. Each folder holds ``models/``, ``hardware/`` and ``scenarios/`` with YAML files.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from prfaas_plan.errors import SpecError
+from prfaas_plan.specs.hardware import GpuSpec
+from prfaas_plan.specs.model import ModelSpec
+
+try:  # libyaml is several times faster where present
+    _Loader: Any = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover
+    _Loader = yaml.SafeLoader
+
+ENV_CATALOG = "PRFAAS_PLAN_CATALOG"
+PACKAGED_CATALOG = Path(__file__).resolve().parent.parent / "catalog"
+KINDS = ("models", "hardware", "scenarios")
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def read_yaml(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError("file not found", source=str(path)) from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+        raise SpecError(f"cannot read: {exc.__class__.__name__}", source=str(path)) from None
+    try:
+        return yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SpecError(f"invalid YAML: {problem}", source=str(path), field=where) from None
+
+
+def read_json(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError("file not found", source=str(path)) from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+        raise SpecError(f"cannot read: {exc.__class__.__name__}", source=str(path)) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SpecError(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", source=str(path)) from None
+
+
+def _loc(loc: Sequence[int | str]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += ("." if out else "") + str(part)
+    return out
+
+
+def validation_message(exc: ValidationError) -> tuple[str, str]:
+    """The first error of a pydantic validation as (field path, message with the value)."""
+    err = exc.errors(include_url=False)[0]
+    # discriminated unions put the tag in the location ("layers[1].gqa.count"): drop it
+    loc = [p for p in err["loc"] if not (isinstance(p, str) and p in {"gqa", "swa", "mla", "dsa", "linear"})]
+    field = _loc(loc)
+    kind = err["type"]
+    value = err.get("input")
+    if kind == "extra_forbidden":
+        return field, f"unknown key {loc[-1]!r}"
+    if kind == "missing":
+        return field, "required key is missing"
+    msg = err["msg"].removeprefix("Value error, ")
+    if kind.startswith("union_tag") or kind == "literal_error":
+        return field, f"{msg} (got {value!r})"
+    shown = value if not isinstance(value, dict | list) else None
+    return field, f"{msg}" + (f" (got {shown!r})" if shown is not None else "")
+
+
+def validate(schema: type[M], data: Any, source: str) -> M:
+    if not isinstance(data, dict):
+        raise SpecError(f"expected a mapping of keys, got {type(data).__name__}", source=source)
+    try:
+        return schema.model_validate(data)
+    except ValidationError as exc:
+        field, msg = validation_message(exc)
+        raise SpecError(msg, source=source, field=field or None) from None
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    """Ordered catalog folders; the first folder that defines a name wins."""
+
+    roots: tuple[Path, ...]
+
+    @classmethod
+    def default(cls, extra: Iterable[Path | str] = ()) -> Catalog:
+        roots = [Path(p) for p in extra]
+        env = os.environ.get(ENV_CATALOG, "")
+        roots += [Path(p) for p in env.split(os.pathsep) if p]
+        roots.append(PACKAGED_CATALOG)
+        return cls(tuple(roots))
+
+    def files(self, kind: str) -> list[Path]:
+        out: list[Path] = []
+        for root in self.roots:
+            folder = root / kind
+            if folder.is_dir():
+                out += sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml"))
+        return out
+
+    def entries(self, kind: str) -> dict[str, Path]:
+        """Name (lower case) -> file, the first folder winning."""
+        out: dict[str, Path] = {}
+        for path in self.files(kind):
+            name = _entry_name(path)
+            if name is not None:
+                out.setdefault(name.lower(), path)
+        return out
+
+    def find(self, kind: str, name: str) -> Path:
+        """The catalog file of ``name`` (case-insensitive); a close match is suggested if none."""
+        key = name.lower()
+        # fast path: a file whose stem is the name
+        for path in self.files(kind):
+            if path.stem.lower() == key and (_entry_name(path) or "").lower() == key:
+                return path
+        entries = self.entries(kind)
+        if key in entries:
+            return entries[key]
+        names = sorted({_entry_name(p) or p.stem for p in entries.values()})
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.4) or difflib.get_close_matches(
+            name.lower(), [n.lower() for n in names], n=1, cutoff=0.4)
+        hint = f"; did you mean {next(n for n in names if n.lower() == close[0].lower())!r}?" if close else ""
+        singular = {"models": "model", "hardware": "hardware", "scenarios": "scenario"}[kind]
+        raise SpecError(f"unknown {singular} {name!r}{hint} (see `prfaas-plan {kind}`)"
+                        if kind != "scenarios" else f"unknown scenario {name!r}{hint}")
+
+    def overlays(self, hardware_name: str) -> list[Path]:
+        """Efficiency overlays for a GPU, highest priority first."""
+        out = []
+        for path in self.files("hardware"):
+            data = _head(path)
+            if data.get("overlay", "").lower() == hardware_name.lower():
+                out.append(path)
+        return out
+
+
+@cache
+def _head(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _entry_name(path: Path) -> str | None:
+    data = _head(path)
+    name = data.get("name")
+    return str(name) if name is not None else None
+
+
+def is_path_like(ref: str) -> bool:
+    return ref.endswith((".yaml", ".yml", ".json")) or os.sep in ref or "/" in ref
+
+
+def load_model(ref: str, catalog: Catalog | None = None) -> ModelSpec:
+    """A model by catalog name, model YAML file, or HuggingFace config.json."""
+    from prfaas_plan.io.schema import ModelFile
+
+    catalog = catalog or Catalog.default()
+    path = Path(ref)
+    if ref.endswith(".json"):
+        from prfaas_plan.io.hf_import import import_hf_config
+
+        data = import_hf_config(read_json(path), source=str(path))
+        return validate(ModelFile, data, str(path)).to_spec()
+    if not (is_path_like(ref) or path.is_file()):
+        path = catalog.find("models", ref)
+    return validate(ModelFile, read_yaml(path), str(path)).to_spec()
+
+
+def load_gpu(ref: str, catalog: Catalog | None = None) -> GpuSpec:
+    """A GPU by catalog name or hardware YAML file, with the highest-priority efficiency overlay."""
+    from prfaas_plan.io.schema import EfficiencyOverlay, HardwareFile
+
+    catalog = catalog or Catalog.default()
+    path = Path(ref) if is_path_like(ref) else catalog.find("hardware", ref)
+    hw = validate(HardwareFile, read_yaml(path), str(path))
+    overlays = catalog.overlays(hw.name)
+    if overlays:
+        ov = validate(EfficiencyOverlay, read_yaml(overlays[0]), str(overlays[0]))
+        return hw.to_spec(efficiency=ov.efficiency)
+    return hw.to_spec()

@@ -1,0 +1,307 @@
+"""Pydantic models mirroring the model and hardware YAML (extra="forbid"), converted to specs.
+
+Units are spelled in the keys (``hbm_gb``, ``bf16_dense_tflops``, ``kv_mib``); conversion to SI
+happens here, once, through ``prfaas_plan.units``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from typing import Annotated, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PositiveFloat,
+    PositiveInt,
+    field_validator,
+    model_validator,
+)
+
+from prfaas_plan import units
+from prfaas_plan.specs.hardware import Efficiency, GpuSpec
+from prfaas_plan.specs.model import (
+    DType,
+    GqaGroup,
+    LinearGroup,
+    LinearVariant,
+    MeasuredProfile,
+    MlaGroup,
+    ModelSpec,
+    MoeSpec,
+    SwaGroup,
+)
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+_COUNT_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMBT]?)\s*$", re.IGNORECASE)
+_COUNT_SCALE = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
+
+
+def _parse_count(v: object) -> float:
+    """Parameter counts: 63e9, "63B", "1T" (decimal, as model cards write them)."""
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return float(v)
+    try:  # YAML reads "1.0e12" (no exponent sign) as a string
+        return float(str(v))
+    except ValueError:
+        pass
+    m = _COUNT_RE.match(str(v))
+    if not m:
+        raise ValueError(f"{v!r} is not a parameter count (examples: 63e9, 63B, 1T)")
+    return float(m.group(1)) * _COUNT_SCALE[m.group(2).lower()]
+
+
+def _parse_tokens(v: object) -> int:
+    if isinstance(v, int) and not isinstance(v, bool):
+        if v < 1:
+            raise ValueError(f"{v} is not a positive token length")
+        return v
+    return units.parse_length(str(v))
+
+
+class GqaLayers(Strict):
+    kind: Literal["gqa"]
+    count: PositiveInt
+    num_attention_heads: PositiveInt
+    num_key_value_heads: PositiveInt
+    head_dim: PositiveInt
+    v_head_dim: PositiveInt | None = None
+
+    def to_spec(self) -> GqaGroup:
+        return GqaGroup(count=self.count, num_attention_heads=self.num_attention_heads,
+                        num_key_value_heads=self.num_key_value_heads, head_dim=self.head_dim,
+                        v_head_dim=self.v_head_dim or self.head_dim)
+
+
+class SwaLayers(Strict):
+    kind: Literal["swa"]
+    count: PositiveInt
+    num_attention_heads: PositiveInt
+    num_key_value_heads: PositiveInt
+    head_dim: PositiveInt
+    v_head_dim: PositiveInt | None = None
+    sliding_window: PositiveInt
+
+    def to_spec(self) -> SwaGroup:
+        return SwaGroup(count=self.count, num_attention_heads=self.num_attention_heads,
+                        num_key_value_heads=self.num_key_value_heads, head_dim=self.head_dim,
+                        v_head_dim=self.v_head_dim or self.head_dim, sliding_window=self.sliding_window)
+
+
+class MlaLayers(Strict):
+    kind: Literal["mla"]
+    count: PositiveInt
+    num_attention_heads: PositiveInt
+    kv_lora_rank: PositiveInt
+    qk_rope_head_dim: PositiveInt
+    qk_nope_head_dim: PositiveInt
+    v_head_dim: PositiveInt
+    q_lora_rank: PositiveInt | None = None
+
+    def to_spec(self) -> MlaGroup:
+        return MlaGroup(**self.model_dump(exclude={"kind"}))
+
+
+class DsaLayers(Strict):
+    kind: Literal["dsa"]
+    count: PositiveInt
+    num_attention_heads: PositiveInt
+    kv_lora_rank: PositiveInt
+    qk_rope_head_dim: PositiveInt
+    qk_nope_head_dim: PositiveInt
+    v_head_dim: PositiveInt
+    q_lora_rank: PositiveInt | None = None
+    index_n_heads: PositiveInt
+    index_head_dim: PositiveInt
+    index_topk: PositiveInt
+
+    def to_spec(self) -> MlaGroup:
+        return MlaGroup(**self.model_dump(exclude={"kind"}))
+
+
+class LinearLayers(Strict):
+    kind: Literal["linear"]
+    variant: LinearVariant
+    count: PositiveInt
+    num_heads: PositiveInt
+    head_dim_k: PositiveInt
+    head_dim_v: PositiveInt
+    conv_channels: Annotated[int, Field(ge=0)] = 0
+    conv_kernel: Annotated[int, Field(ge=0)] = 0
+    num_key_heads: PositiveInt | None = None
+
+    def to_spec(self) -> LinearGroup:
+        return LinearGroup(**self.model_dump(exclude={"kind"}))
+
+
+Layers = Annotated[GqaLayers | SwaLayers | MlaLayers | DsaLayers | LinearLayers, Field(discriminator="kind")]
+
+
+class MoeFields(Strict):
+    num_experts: PositiveInt
+    num_experts_per_tok: PositiveInt
+    moe_intermediate_size: PositiveInt
+    num_shared_experts: Annotated[int, Field(ge=0)] = 0
+    shared_intermediate_size: Annotated[int, Field(ge=0)] = 0
+    num_dense_layers: Annotated[int, Field(ge=0)] = 0
+    dense_intermediate_size: Annotated[int, Field(ge=0)] = 0
+
+    @model_validator(mode="after")
+    def _top_k(self) -> MoeFields:
+        if self.num_experts_per_tok > self.num_experts:
+            raise ValueError(f"num_experts_per_tok {self.num_experts_per_tok} exceeds num_experts {self.num_experts}")
+        return self
+
+    def to_spec(self) -> MoeSpec:
+        return MoeSpec(**self.model_dump())
+
+
+class ProfilePoint(Strict):
+    length: int
+    prefill_s: PositiveFloat
+    kv_mib: PositiveFloat | None = None
+
+    _length = field_validator("length", mode="before")(lambda v: _parse_tokens(v))
+
+
+class ProfileFields(Strict):
+    hardware: str
+    gpus: PositiveInt
+    source: str
+    points: list[ProfilePoint] = Field(min_length=2)
+
+    @model_validator(mode="after")
+    def _sorted(self) -> ProfileFields:
+        lengths = [p.length for p in self.points]
+        if any(b <= a for a, b in itertools.pairwise(lengths)):
+            raise ValueError(f"profile lengths must increase strictly, got {lengths}")
+        kv = [p.kv_mib for p in self.points]
+        if any(k is None for k in kv) and not all(k is None for k in kv):
+            raise ValueError("give kv_mib for every profile point or for none")
+        return self
+
+    def to_spec(self) -> MeasuredProfile:
+        kv = None
+        if self.points[0].kv_mib is not None:
+            kv = tuple(units.mib_to_bytes(p.kv_mib) for p in self.points)
+        return MeasuredProfile(hardware=self.hardware, gpus=self.gpus, source=self.source,
+                               lengths=tuple(p.length for p in self.points),
+                               prefill_s=tuple(p.prefill_s for p in self.points), kv_bytes=kv)
+
+
+class ModelFile(Strict):
+    name: str = Field(min_length=1)
+    source: str
+    params_total: float
+    params_active: float
+    hidden_size: PositiveInt
+    vocab_size: PositiveInt
+    num_hidden_layers: PositiveInt
+    intermediate_size: Annotated[int, Field(ge=0)] = 0
+    max_position_embeddings: PositiveInt | None = None
+    weight_dtype: DType = DType.BF16
+    kv_dtype: Literal["bf16", "fp16", "fp8"] = "bf16"
+    state_dtype: Literal["fp32", "bf16", "fp16"] = "fp32"
+    conv_dtype: Literal["fp32", "bf16", "fp16"] = "bf16"
+    moe: MoeFields | None = None
+    layers: list[Layers] = Field(min_length=1)
+    profiles: list[ProfileFields] = Field(default_factory=list)
+    notes: str = ""
+
+    _counts = field_validator("params_total", "params_active", mode="before")(lambda v: _parse_count(v))
+
+    @field_validator("params_total", "params_active")
+    @classmethod
+    def _positive(cls, v: float) -> float:
+        if not v > 0:
+            raise ValueError(f"must be positive, got {v}")
+        return v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ModelFile:
+        n = sum(g.count for g in self.layers)
+        if n != self.num_hidden_layers:
+            raise ValueError(f"layer groups hold {n} layers but num_hidden_layers is {self.num_hidden_layers}")
+        if self.params_active > self.params_total:
+            raise ValueError(f"params_active {self.params_active:g} exceeds params_total {self.params_total:g}")
+        return self
+
+    def to_spec(self) -> ModelSpec:
+        return ModelSpec(
+            name=self.name,
+            source=self.source,
+            params_total=self.params_total,
+            params_active=self.params_active,
+            hidden_size=self.hidden_size,
+            vocab_size=self.vocab_size,
+            num_hidden_layers=self.num_hidden_layers,
+            intermediate_size=self.intermediate_size,
+            max_position_embeddings=self.max_position_embeddings,
+            weight_dtype=DType(self.weight_dtype),
+            kv_dtype=DType(self.kv_dtype),
+            state_dtype=DType(self.state_dtype),
+            conv_dtype=DType(self.conv_dtype),
+            moe=self.moe.to_spec() if self.moe else None,
+            layers=tuple(g.to_spec() for g in self.layers),
+            profiles=tuple(p.to_spec() for p in self.profiles),
+            notes=self.notes,
+        )
+
+
+class EfficiencyFields(Strict):
+    compute: Annotated[float, Field(gt=0, le=1)] = 0.5
+    memory: Annotated[float, Field(gt=0, le=1)] = 0.7
+    comm: Annotated[float, Field(gt=0, le=1)] = 0.7
+    prefill_overhead_ms: Annotated[float, Field(ge=0)] = 300.0
+    decode_overhead_ms: Annotated[float, Field(ge=0)] = 5.0
+    source: str = "default"
+
+    def to_spec(self) -> Efficiency:
+        return Efficiency(compute=self.compute, memory=self.memory, comm=self.comm,
+                          prefill_overhead_s=units.ms_to_s(self.prefill_overhead_ms),
+                          decode_overhead_s=units.ms_to_s(self.decode_overhead_ms), source=self.source)
+
+
+class HardwareFile(Strict):
+    name: str = Field(min_length=1)
+    source: str
+    bf16_dense_tflops: PositiveFloat
+    fp8_dense_tflops: PositiveFloat | None = None
+    fp4_dense_tflops: PositiveFloat | None = None
+    hbm_gb: PositiveFloat
+    hbm_tb_per_s: PositiveFloat
+    scaleup_gb_per_s_bidirectional: PositiveFloat
+    nic_gbps: PositiveFloat | None = None
+    power_w: PositiveFloat | None = None
+    price_per_hour: PositiveFloat | None = None
+    efficiency: EfficiencyFields = Field(default_factory=EfficiencyFields)
+
+    def to_spec(self, efficiency: EfficiencyFields | None = None) -> GpuSpec:
+        return GpuSpec(
+            name=self.name,
+            source=self.source,
+            bf16_flops=units.tflops_to_flops(self.bf16_dense_tflops),
+            fp8_flops=units.tflops_to_flops(self.fp8_dense_tflops) if self.fp8_dense_tflops else None,
+            fp4_flops=units.tflops_to_flops(self.fp4_dense_tflops) if self.fp4_dense_tflops else None,
+            hbm_bytes=units.gb_to_bytes(self.hbm_gb),
+            hbm_bytes_per_s=units.tbps_to_bytes_per_s(self.hbm_tb_per_s),
+            # vendors quote scale-up bandwidth bidirectional; one direction is half
+            scaleup_bytes_per_s=units.gbytes_per_s_to_bytes_per_s(self.scaleup_gb_per_s_bidirectional) / 2,
+            nic_bytes_per_s=units.gbps_to_bytes_per_s(self.nic_gbps) if self.nic_gbps else None,
+            power_w=self.power_w,
+            price_per_hour=self.price_per_hour,
+            efficiency=(efficiency or self.efficiency).to_spec(),
+        )
+
+
+class EfficiencyOverlay(Strict):
+    """A calibration written by ``prfaas-plan calibrate``: new efficiency for a catalog GPU."""
+
+    overlay: str = Field(min_length=1)
+    efficiency: EfficiencyFields

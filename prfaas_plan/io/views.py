@@ -1,0 +1,86 @@
+"""Per-command views: which rows go to CSV and how the tables read. Units for people here only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prfaas_plan import units
+from prfaas_plan.io.render import count, emit, num, table
+
+
+def _mib(b: float | None) -> str:
+    return "-" if b is None else num(units.bytes_to_mib(b), 1)
+
+
+def emit_models(fmt: str, result: dict[str, Any]) -> None:
+    rows = result["models"]
+    emit(fmt, result, rows=[{k: v for k, v in r.items() if k != "profiles"} | {"profiles": " ".join(r["profiles"])}
+                            for r in rows],
+         tables=lambda: [table("Models (bf16 KV, fp32 recurrent state unless the model says otherwise)",
+                               ["model", "layers", "params", "active", "KV B/token", "SWA max MiB",
+                                "state MiB", "profiles"],
+                               [[r["name"], r["layers"], count(r["params_total"]), count(r["params_active"]),
+                                 f"{r['kv_bytes_per_token']:,.0f}", _mib(r["swa_max_bytes"]) if r["swa_max_bytes"]
+                                 else "-", _mib(r["state_bytes"]) if r["state_bytes"] else "-",
+                                 ", ".join(r["profiles"]) or "-"] for r in rows])])
+
+
+def emit_hardware(fmt: str, result: dict[str, Any]) -> None:
+    rows = result["hardware"]
+
+    def tf(x: float | None) -> str:
+        return "-" if x is None else f"{x / units.TFLOPS:,.0f}"
+
+    emit(fmt, result, rows=rows,
+         tables=lambda: [table("GPUs (dense TFLOPS; scale-up per direction)",
+                               ["gpu", "BF16 TF", "FP8 TF", "HBM GB", "HBM TB/s", "scale-up GB/s", "NIC Gbps",
+                                "$/h", "efficiency"],
+                               [[r["name"], tf(r["bf16_flops"]), tf(r["fp8_flops"]), num(r["hbm_bytes"] / units.GB, 0),
+                                 num(r["hbm_bytes_per_s"] / units.TB, 2), num(r["scaleup_bytes_per_s"] / units.GB, 0),
+                                 "-" if r["nic_bytes_per_s"] is None else
+                                 num(units.bytes_per_s_to_gbps(r["nic_bytes_per_s"]), 0),
+                                 num(r["price_per_hour"]), r["efficiency_source"]] for r in rows])])
+
+
+def emit_model(fmt: str, r: dict[str, Any]) -> None:
+    def tables():
+        out = [table(f"{r['name']}: {count(r['params_total'])} params, {count(r['params_active'])} active; "
+                     f"KV {r['kv_dtype']}, state {r['state_dtype']}",
+                     ["layers", "kind", "KV B/token", "window", "state MiB"],
+                     [[g["count"], g["kind"] + (f" ({g['variant']})" if g.get("variant") else ""),
+                       f"{g['kv_bytes_per_token']:,.0f}", g.get("sliding_window") or "-",
+                       _mib(g["state_bytes"]) if g["state_bytes"] else "-"] for g in r["layers"]],
+                     caption=r["source"])]
+        out.append(table("S_kv(l) per request (MiB = 2^20 B; 1K = 1024 tokens)",
+                         ["length", "S_kv MiB"],
+                         [[units.format_length(s["length_tokens"]), _mib(s["kv_bytes"])] for s in r["s_kv"]]))
+        s = r["saving"]
+        if s is not None:
+            out.append(
+                f"KV saving vs {s['reference']}: hybrid {s['hybrid_factor']:.2f}x "
+                f"({s['total_layers']} layers / {s['growing_layers']} with growing KV) x attention "
+                f"{s['attention_factor']:.2f}x per layer = {s['total_factor']:.1f}x less KV per token.")
+        return out
+
+    emit(fmt, r, rows=[{k: v for k, v in g.items()} for g in r["layers"]], tables=tables)
+
+
+def emit_kv_rate(fmt: str, r: dict[str, Any]) -> None:
+    has_egress = r["instances"] is not None
+
+    def tables():
+        cols = ["length", "S_kv MiB", "T_prefill s", "Phi_kv Gbps", "time from"]
+        if has_egress:
+            cols.append(f"egress x{r['instances']} Gbps")
+        rows = []
+        for row in r["rows"]:
+            line = [units.format_length(row["length_tokens"]), _mib(row["kv_bytes"]), num(row["prefill_s"], 3),
+                    num(row["kv_gbps"], 2), row["source"]]
+            if has_egress:
+                line.append(num(row["egress_gbps"], 1))
+            rows.append(line)
+        caption = "\n".join(f"{s['source']}: {s['detail']}" for s in r["sources"])
+        return [table(f"{r['model']} on {r['instance']}: KV throughput (Eq. 1"
+                      + (", egress Eq. 2)" if has_egress else ")"), cols, rows, caption=caption)]
+
+    emit(fmt, r, rows=r["rows"], tables=tables)
