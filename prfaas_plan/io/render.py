@@ -53,6 +53,8 @@ def emit(fmt: str, payload: dict[str, Any], *, rows: Sequence[dict[str, Any]] | 
         from rich.console import Console
 
         console = Console(highlight=False, soft_wrap=False)
+        if not console.is_terminal:  # piped or captured: do not squeeze tables into 80 columns
+            console = Console(highlight=False, soft_wrap=False, width=120)
         for item in (tables() if tables else []):
             console.print(item)
 

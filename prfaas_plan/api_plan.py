@@ -1,0 +1,303 @@
+"""Library API of `optimize` and `sweep`: a scenario in, the best PrfaaS-PD plan and baselines out."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from prfaas_plan import units
+from prfaas_plan.core import kv
+from prfaas_plan.core.optimize import Search, Space, search
+from prfaas_plan.core.throughput import Curves, Method, OperatingPoint, operating_point, routing
+from prfaas_plan.core.timing import prefill_timer
+from prfaas_plan.errors import InfeasibleError, SpecError
+from prfaas_plan.specs.hardware import InstanceSpec
+from prfaas_plan.specs.scenario import ClusterSpec, ScenarioSpec
+
+
+@dataclass(frozen=True)
+class Timing:
+    """The service laws of one scenario: prefill on each instance type, link bytes, decode rate."""
+
+    curves: Curves
+    sources: dict[str, str]
+    decode_rps_per_instance: float
+    decode_detail: dict[str, Any]
+
+
+def decode_rate(sc: ScenarioSpec, instance: InstanceSpec) -> tuple[float, dict[str, Any]]:
+    """Per-instance decode throughput BS_max / (T_decode * L_out) in req/s (Eq. 5), pinned or derived."""
+    tpot = sc.tpot_slo_s
+    if sc.decode.pinned:
+        bs, step = sc.decode.bs_max, sc.decode.t_decode_s
+        assert bs is not None and step is not None
+        if step > tpot * (1 + 1e-9):
+            raise InfeasibleError(
+                f"decode: pinned T_decode {units.s_to_ms(step):g} ms misses the SLO of "
+                f"{sc.decode_tokens_per_s:g} tokens/s ({units.s_to_ms(tpot):g} ms per token)", binding="decode")
+        return bs / (step * sc.workload.output_tokens), {"mode": "pinned", "bs_max": bs, "t_decode_s": step}
+    try:
+        from prfaas_plan.core import decode
+    except ImportError:
+        raise SpecError("decode.mode derived needs the decode model; pin bs_max and t_decode instead",
+                        field="decode.mode") from None
+    context = sc.workload.input_total_mean + sc.workload.output_tokens
+    bs, step = decode.bs_max_and_step(sc.model, instance, tpot_s=tpot, context_tokens=context,
+                                      memory_fraction=sc.decode.memory_fraction)
+    if bs < 1:
+        raise InfeasibleError(
+            f"decode: no batch meets the SLO of {sc.decode_tokens_per_s:g} tokens/s on {instance.name} at "
+            f"{context:,.0f} tokens of context (batch 1 step {units.s_to_ms(step):.1f} ms > "
+            f"{units.s_to_ms(tpot):g} ms, or KV does not fit in HBM)", binding="decode")
+    return bs / (step * sc.workload.output_tokens), {"mode": "derived", "bs_max": bs, "t_decode_s": step,
+                                                     "context_tokens": context}
+
+
+def timing(sc: ScenarioSpec, local: InstanceSpec | None = None) -> Timing:
+    local = local or sc.local.instance
+    tp = prefill_timer(sc.model, sc.prfaas.instance)
+    tl = prefill_timer(sc.model, local)
+    f = kv.footprint(sc.model)
+    s_kv = tp.kv_bytes if tp.kv_bytes is not None else f.s_kv
+    rate, detail = decode_rate(sc, local)
+    return Timing(
+        curves=Curves(t_prfaas=tp, t_local=tl, s_kv=s_kv),  # type: ignore[arg-type]
+        sources={f"prefill {sc.prfaas.instance.name}": f"{tp.source}: {tp.detail}",
+                 f"prefill {local.name}": f"{tl.source}: {tl.detail}",
+                 "kv bytes": "measured profile" if tp.kv_bytes is not None else "kv engine"},
+        decode_rps_per_instance=rate,
+        decode_detail=detail,
+    )
+
+
+def _space(sc: ScenarioSpec) -> Space:
+    s = sc.search
+    thresholds = np.arange(s.threshold_min, s.threshold_max + s.threshold_step / 2, s.threshold_step)
+    thresholds = np.unique(np.append(thresholds[thresholds <= s.threshold_max], s.threshold_max))
+    if s.size_prfaas:
+        n_max = s.max_prfaas_instances or sc.prfaas.instances
+        n_prfaas = np.arange(1, n_max + 1, dtype=np.int64)
+    else:
+        n_prfaas = np.array([sc.prfaas.instances], dtype=np.int64)
+    return Space(thresholds=thresholds, n_prfaas=n_prfaas, n_local=sc.local.instances)
+
+
+def _point(op: OperatingPoint) -> dict[str, Any]:
+    d = asdict(op)
+    d["binding"] = str(op.binding)
+    d["tight"] = [str(b) for b in op.tight]
+    d["egress_gbps"] = units.bytes_per_s_to_gbps(op.egress_bytes_per_s)
+    return d
+
+
+def _cost(price_per_hour: float | None, lam: float) -> float | None:
+    """Dollars per million requests served at Lambda_max."""
+    if price_per_hour is None or lam <= 0:
+        return None
+    return price_per_hour / (lam * units.HOUR) * units.MILLION
+
+
+def homogeneous(sc: ScenarioSpec, cluster: ClusterSpec, method: Method) -> dict[str, Any]:
+    """Homogeneous PD: every request prefilled locally at its full length; best integer split."""
+    t = timing(sc, cluster.instance)
+    r = routing(sc.workload.lengths, t.curves, [sc.workload.lengths.hi], method)
+    best = max((operating_point(r, 0, n_prfaas=0, n_p=n_p, n_d=cluster.instances - n_p, link_bytes_per_s=1.0,
+                                decode_rps_per_instance=t.decode_rps_per_instance)
+                for n_p in range(1, cluster.instances)), key=lambda op: op.lambda_max_rps)
+    return {"hardware": cluster.instance.gpu.name, "gpus": cluster.gpus, "instances": cluster.instances,
+            "n_p": best.n_p, "n_d": best.n_d, "theta_pd_p_rps": best.theta_pd_p_rps,
+            "theta_pd_d_rps": best.theta_pd_d_rps, "lambda_max_rps": best.lambda_max_rps,
+            "binding": str(best.binding), "price_per_hour": cluster.price_per_hour,
+            "cost_per_million_requests": _cost(cluster.price_per_hour, best.lambda_max_rps)}
+
+
+def naive(sc: ScenarioSpec, t: Timing, method: Method) -> dict[str, Any]:
+    """Naive heterogeneous PD: all prefill on the PrfaaS cluster, all local instances decode."""
+    r = routing(sc.workload.lengths, t.curves, [sc.workload.lengths.lo - 1], method)
+    op = operating_point(r, 0, n_prfaas=sc.prfaas.instances, n_p=0, n_d=sc.local.instances,
+                         link_bytes_per_s=sc.link.usable_bytes_per_s, decode_rps_per_instance=t.decode_rps_per_instance)
+    price = _sum_price(sc.prfaas.price_per_hour, sc.local.price_per_hour)
+    return {"n_prfaas": op.n_prfaas, "n_d": op.n_d, "theta_prfaas_rps": op.theta_prfaas_rps,
+            "theta_pd_d_rps": op.theta_pd_d_rps, "lambda_max_rps": op.lambda_max_rps, "binding": str(op.binding),
+            "egress_gbps": units.bytes_per_s_to_gbps(op.egress_bytes_per_s), "price_per_hour": price,
+            "cost_per_million_requests": _cost(price, op.lambda_max_rps)}
+
+
+def _sum_price(*prices: float | None) -> float | None:
+    return None if any(p is None for p in prices) else float(sum(p for p in prices if p is not None))
+
+
+@dataclass(frozen=True)
+class Plan:
+    payload: dict[str, Any]
+    searches: dict[str, Search]
+    timing: Timing
+    scenario: ScenarioSpec
+
+
+def plan(sc: ScenarioSpec, *, methods: tuple[str, ...] = ("paper", "exact")) -> Plan:
+    """Search t and the split under each method; the scenario's method is the headline."""
+    t = timing(sc)
+    space = _space(sc)
+    payload_methods: dict[str, Any] = {}
+    searches: dict[str, Search] = {}
+    chosen = Method(sc.search.method)
+    order = [chosen] + [Method(m) for m in methods if Method(m) != chosen]
+    for m in order:
+        t0 = time.perf_counter()
+        res = search(sc.workload.lengths, t.curves, space, method=m, link_bytes_per_s=sc.link.usable_bytes_per_s,
+                     decode_rps_per_instance=t.decode_rps_per_instance, top=sc.search.top)
+        elapsed = time.perf_counter() - t0
+        searches[str(m)] = res
+        if res.best.lambda_max_rps <= 0:
+            raise InfeasibleError(f"no configuration serves any load; binding: {res.best.binding}",
+                                  binding=str(res.best.binding))
+        price = _sum_price(sc.prfaas.price_per_hour, sc.local.price_per_hour)
+        best = _point(res.best)
+        best["cost_per_million_requests"] = _cost(price, res.best.lambda_max_rps)
+        best["price_per_hour"] = price
+        hom = homogeneous(sc, sc.homogeneous, m) if sc.homogeneous else None
+        nv = naive(sc, t, m) if sc.naive_heterogeneous else None
+        ratios: dict[str, float | None] = {}
+        if hom:
+            ratios["prfaas_vs_homogeneous"] = res.best.lambda_max_rps / hom["lambda_max_rps"]
+            if nv:
+                ratios["naive_vs_homogeneous"] = nv["lambda_max_rps"] / hom["lambda_max_rps"]
+            if price and hom["price_per_hour"]:
+                ratios["prfaas_vs_homogeneous_equal_cost"] = (
+                    (res.best.lambda_max_rps / price) / (hom["lambda_max_rps"] / hom["price_per_hour"]))
+        payload_methods[str(m)] = {
+            "best": best,
+            "top": [_point(op) for op in res.top],
+            "baselines": {"homogeneous": hom, "naive_heterogeneous": nv},
+            "ratios": ratios,
+            "refined_threshold": res.refined,
+            "evaluations": res.evaluations,
+            "search_s": elapsed,
+        }
+    head = payload_methods[str(chosen)]
+    lengths = sc.workload.lengths
+    payload = {
+        "scenario": sc.name,
+        "model": sc.model.name,
+        "method": str(chosen),
+        "best": head["best"],
+        "top": head["top"],
+        "baselines": head["baselines"],
+        "ratios": head["ratios"],
+        "methods": payload_methods,
+        "workload": {
+            "mean_input_tokens": sc.workload.input_total_mean,
+            "mean_uncached_tokens": float(lengths.mean),
+            "output_tokens": sc.workload.output_tokens,
+            "prefix_hit_rate": sc.workload.prefix_hit_rate,
+            "distribution": sc.workload.description,
+            "requests": None if sc.workload.trace is None else len(sc.workload.trace),
+        },
+        "clusters": {
+            "prfaas": {"hardware": sc.prfaas.instance.gpu.name, "gpus_per_instance": sc.prfaas.instance.gpus,
+                       "instances": sc.prfaas.instances},
+            "local": {"hardware": sc.local.instance.gpu.name, "gpus_per_instance": sc.local.instance.gpus,
+                      "instances": sc.local.instances},
+        },
+        "link": {"bandwidth_gbps": units.bytes_per_s_to_gbps(sc.link.bandwidth_bytes_per_s),
+                 "usable_fraction": sc.link.usable_fraction,
+                 "usable_gbps": units.bytes_per_s_to_gbps(sc.link.usable_bytes_per_s)},
+        "decode": t.decode_detail | {"rps_per_instance": t.decode_rps_per_instance},
+        "sources": t.sources,
+        "search": {"thresholds": len(space.thresholds), "n_prfaas_options": len(space.n_prfaas),
+                   "splits": len(space.n_p), "evaluations": space.size,
+                   "search_s": {k: v["search_s"] for k, v in payload_methods.items()}},
+    }
+    return Plan(payload=payload, searches=searches, timing=t, scenario=sc)
+
+
+_RANGE = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*([A-Za-z/]*)\s*\.\.\s*"
+                    r"([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*([A-Za-z/]*)\s*:\s*(\d+)\s*(?::\s*(log|lin))?\s*$")
+
+
+def parse_range(item: str, *, log: bool = False) -> tuple[str, list[str], list[float]]:
+    """`key=a..b:n[:log]` -> (key, values as strings with the unit, numeric values)."""
+    key, _, raw = item.partition("=")
+    m = _RANGE.match(raw)
+    if not m:
+        raise SpecError(f"expected key=a..b:n (e.g. link.bandwidth=1Gbps..100Gbps:20), got {item!r}", field="--set")
+    a, unit_a, b, unit_b, n, scale = m.groups()
+    unit = unit_a or unit_b
+    if unit_a and unit_b and unit_a.lower() != unit_b.lower():
+        raise SpecError(f"both ends need the same unit, got {unit_a!r} and {unit_b!r}", field="--set")
+    count = int(n)
+    if count < 2:
+        raise SpecError(f"a range needs at least 2 steps, got {count}", field="--set")
+    lo, hi = float(a), float(b)
+    if log or scale == "log":
+        if lo <= 0 or hi <= 0:
+            raise SpecError("log steps need positive ends", field="--set")
+        values = np.geomspace(lo, hi, count)
+    else:
+        values = np.linspace(lo, hi, count)
+    return key.strip(), [f"{v:.6g}{unit}" for v in values], [float(v) for v in values]
+
+
+def sweep(ref: str | None, catalog: Any, *, overrides: list[str], method: str | None = None,
+          trace: str | None = None, log: bool = False, progress: bool = True) -> dict[str, Any]:
+    """Re-optimise for each value of the one ranged --set; the others apply to every run."""
+    from prfaas_plan.io.scenario import load_scenario
+
+    ranged = [o for o in overrides if ".." in o.partition("=")[2]]
+    if len(ranged) != 1:
+        raise SpecError(f"give exactly one --set as a range key=a..b:n, got {len(ranged)}", field="--set")
+    fixed = [o for o in overrides if o not in ranged]
+    key, texts, numbers = parse_range(ranged[0], log=log)
+    rows = []
+    with _progress(len(texts), enabled=progress) as advance:
+        for text, number in zip(texts, numbers, strict=True):
+            sc = load_scenario(ref, catalog, overrides=[*fixed, f"{key}={text}"], method=method, trace=trace)
+            try:
+                p = plan(sc, methods=(sc.search.method,)).payload
+            except InfeasibleError as exc:
+                rows.append({"value": number, "value_text": text, "feasible": False, "reason": str(exc)})
+                advance()
+                continue
+            b = p["best"]
+            hom = p["baselines"]["homogeneous"]
+            rows.append({"value": number, "value_text": text, "feasible": True,
+                         "threshold_tokens": b["threshold_tokens"], "n_prfaas": b["n_prfaas"], "n_p": b["n_p"],
+                         "n_d": b["n_d"], "lambda_max_rps": b["lambda_max_rps"], "p_offload": b["p_offload"],
+                         "binding": b["binding"], "tight": b["tight"], "egress_gbps": b["egress_gbps"],
+                         "link_utilization": b["link_utilization"],
+                         "homogeneous_lambda_max_rps": hom["lambda_max_rps"] if hom else None,
+                         "prfaas_vs_homogeneous": p["ratios"].get("prfaas_vs_homogeneous")})
+            advance()
+    return {"key": key, "scale": "log" if log or ranged[0].rstrip().endswith("log") else "linear",
+            "method": method, "rows": rows}
+
+
+class _progress:
+    """A rich progress bar on stderr when it is a terminal; silent otherwise."""
+
+    def __init__(self, total: int, *, enabled: bool):
+        import sys
+
+        self.total = total
+        self.enabled = enabled and sys.stderr.isatty()
+        self._bar: Any = None
+
+    def __enter__(self):
+        if not self.enabled:
+            return lambda: None
+        from rich.console import Console
+        from rich.progress import Progress
+
+        self._bar = Progress(console=Console(stderr=True), transient=True)
+        self._bar.start()
+        task = self._bar.add_task("sweeping", total=self.total)
+        return lambda: self._bar.advance(task)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()

@@ -1,0 +1,89 @@
+"""`optimize` and `sweep`: the best threshold and split for a scenario, and how they move."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from prfaas_plan.cli import app
+from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from
+
+ScenarioArg = Annotated[
+    str | None,
+    typer.Argument(help="Scenario YAML or catalog name (default: the paper's case study)", show_default=False),
+]
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option("--set", help="Override a scenario field by dotted path, e.g. link.bandwidth=10Gbps, "
+                 "model=MiniMax-M2.5; repeatable"),
+]
+MethodOpt = Annotated[str | None, typer.Option("--method", help="paper (stage at its mean length) or exact")]
+TraceOpt = Annotated[Path | None, typer.Option("--trace", help="Mooncake JSONL trace as the workload")]
+PlotOpt = Annotated[Path | None, typer.Option("--plot", help="Write a figure (PNG/SVG/PDF)")]
+
+
+@app.command("optimize")
+def optimize(
+    scenario: ScenarioArg = None,
+    set_: SetOpt = None,
+    method: MethodOpt = None,
+    trace: TraceOpt = None,
+    plot: PlotOpt = None,
+    fmt: FormatOpt = Format.table,
+    catalog: CatalogOpt = None,
+) -> None:
+    """Best threshold t and prefill/decode split, against homogeneous and naive heterogeneous PD.
+
+    Example: prfaas-plan optimize --set link.bandwidth=10Gbps --plot fig5.png
+    """
+    from prfaas_plan import api_plan
+    from prfaas_plan.io import views_plan
+    from prfaas_plan.io.scenario import load_scenario
+
+    sc = load_scenario(scenario, catalog_from(catalog), overrides=set_, method=_method(method),
+                       trace=str(trace) if trace else None)
+    result = api_plan.plan(sc)
+    if plot is not None:
+        from prfaas_plan.io.plots import figure5
+
+        figure5(result, plot)
+        typer.echo(f"wrote {plot}", err=True)
+    views_plan.emit_plan(fmt, result.payload)
+
+
+@app.command("sweep")
+def sweep(
+    scenario: ScenarioArg = None,
+    set_: SetOpt = None,
+    method: MethodOpt = None,
+    trace: TraceOpt = None,
+    log: Annotated[bool, typer.Option("--log", help="Logarithmic steps (also `a..b:n:log`)")] = False,
+    plot: PlotOpt = None,
+    fmt: FormatOpt = Format.table,
+    catalog: CatalogOpt = None,
+) -> None:
+    """How the optimum moves as one input varies: give one --set as a range `key=a..b:n`.
+
+    Example: prfaas-plan sweep --set link.bandwidth=1Gbps..100Gbps:20 --log
+    """
+    from prfaas_plan import api_plan
+    from prfaas_plan.io import views_plan
+
+    result = api_plan.sweep(scenario, catalog_from(catalog), overrides=set_ or [], method=_method(method),
+                            trace=str(trace) if trace else None, log=log)
+    if plot is not None:
+        from prfaas_plan.io.plots import sweep_figure
+
+        sweep_figure(result, plot)
+        typer.echo(f"wrote {plot}", err=True)
+    views_plan.emit_sweep(fmt, result)
+
+
+def _method(method: str | None) -> str | None:
+    from prfaas_plan.errors import SpecError
+
+    if method is not None and method not in ("paper", "exact"):
+        raise SpecError(f"unknown method {method!r} (use paper or exact)", field="--method")
+    return method

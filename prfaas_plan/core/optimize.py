@@ -1,0 +1,117 @@
+"""Search for the threshold t and the split N_p / N_d (and optionally N_prfaas) maximising Lambda_max.
+
+The paper solves Eqs. 7-8 by exhaustive 2-D grid search. Here: one vectorised evaluation of
+Eq. 6 over the whole (t, N_prfaas, N_p) grid, N_d = N_local - N_p; then, at the best split,
+the Eq. 7 crossing Theta_prfaas / p = Theta_pd-p / (1 - p) is located by Brent's method so t is
+not limited to the grid step. The refined point is kept only if it beats the grid's best.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.optimize import brentq
+
+from prfaas_plan.core.lengths import LengthDistribution
+from prfaas_plan.core.throughput import (
+    Bounds,
+    Curves,
+    Method,
+    OperatingPoint,
+    Routing,
+    bounds,
+    operating_point,
+    routing,
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Space:
+    """Candidates: thresholds (tokens), PrfaaS instance counts, local instance total."""
+
+    thresholds: NDArray[np.float64]
+    n_prfaas: NDArray[np.int64]
+    n_local: int
+
+    @property
+    def n_p(self) -> NDArray[np.int64]:
+        return np.arange(1, self.n_local, dtype=np.int64)
+
+    @property
+    def size(self) -> int:
+        return len(self.thresholds) * len(self.n_prfaas) * len(self.n_p)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Search:
+    """The result of a search: the best point, runners-up and the grid it came from."""
+
+    best: OperatingPoint
+    top: tuple[OperatingPoint, ...]
+    routing: Routing
+    lambda_grid: NDArray[np.float64]  # shape (T, K, S): thresholds x N_prfaas options x N_p options
+    space: Space
+    refined: bool
+    evaluations: int
+
+
+def grid_bounds(r: Routing, space: Space, *, link_bytes_per_s: float, decode_rps_per_instance: float) -> Bounds:
+    n_prfaas = space.n_prfaas.reshape(1, -1, 1)
+    n_p = space.n_p.reshape(1, 1, -1)
+    return bounds(r, n_prfaas=n_prfaas, n_p=n_p, n_d=space.n_local - n_p, link_bytes_per_s=link_bytes_per_s,
+                  decode_rps_per_instance=decode_rps_per_instance)
+
+
+def _refine(lengths: LengthDistribution, curves: Curves, method: Method, r: Routing, i: int, *, n_prfaas: int,
+            n_p: int, n_d: int, link_bytes_per_s: float, decode_rps_per_instance: float) -> float | None:
+    """t of the Eq. 7 crossing in a grid cell next to index i, or None if there is none."""
+
+    def gap(t: float) -> float:
+        rr = routing(lengths, curves, [t], method)
+        b = bounds(rr, n_prfaas=n_prfaas, n_p=n_p, n_d=n_d, link_bytes_per_s=link_bytes_per_s,
+                   decode_rps_per_instance=decode_rps_per_instance)
+        prfaas = min(float(b.prfaas_compute[0]), float(b.link[0]))
+        return float(np.log(prfaas) - np.log(float(b.pd_prefill[0])))
+
+    ts = r.t
+    for a, b in ((i - 1, i), (i, i + 1)):
+        if a < 0 or b >= len(ts):
+            continue
+        ga, gb = gap(float(ts[a])), gap(float(ts[b]))
+        if ga == 0.0:
+            return float(ts[a])
+        if ga * gb < 0:
+            return float(brentq(gap, float(ts[a]), float(ts[b]), xtol=0.5, rtol=1e-10))
+    return None
+
+
+def search(lengths: LengthDistribution, curves: Curves, space: Space, *, method: Method, link_bytes_per_s: float,
+           decode_rps_per_instance: float, top: int = 5, refine: bool = True) -> Search:
+    """Maximise Lambda_max (Eq. 6) over the space; see the module docstring."""
+    r = routing(lengths, curves, space.thresholds, method)
+    kw = {"link_bytes_per_s": link_bytes_per_s, "decode_rps_per_instance": decode_rps_per_instance}
+    lam = grid_bounds(r, space, **kw).lambda_max
+    # best threshold per split, then splits ranked by their best Lambda
+    t_best = lam.argmax(axis=0)
+    per_split = np.take_along_axis(lam, t_best[None], axis=0)[0]
+    order = np.argsort(per_split, axis=None, kind="stable")[::-1][:top]
+    points = []
+    for idx in order:
+        ki, si = np.unravel_index(idx, per_split.shape)
+        n_prfaas, n_p = int(space.n_prfaas[ki]), int(space.n_p[si])
+        points.append(operating_point(r, int(t_best[ki, si]), n_prfaas=n_prfaas, n_p=n_p,
+                                      n_d=space.n_local - n_p, **kw))
+    best, refined = points[0], False
+    if refine and len(space.thresholds) > 1:
+        ki, si = np.unravel_index(order[0], per_split.shape)
+        t_star = _refine(lengths, curves, method, r, int(t_best[ki, si]), n_prfaas=best.n_prfaas, n_p=best.n_p,
+                         n_d=best.n_d, **kw)
+        if t_star is not None:
+            rr = routing(lengths, curves, [t_star], method)
+            cand = operating_point(rr, 0, n_prfaas=best.n_prfaas, n_p=best.n_p, n_d=best.n_d, **kw)
+            if cand.lambda_max_rps >= best.lambda_max_rps:
+                best, refined = cand, True
+    return Search(best=best, top=(best, *points[1:]), routing=r, lambda_grid=lam, space=space, refined=refined,
+                  evaluations=space.size)

@@ -1,0 +1,105 @@
+"""Figures (matplotlib, imported lazily, Agg backend): the paper's Figure 5 and sweeps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from prfaas_plan import units
+from prfaas_plan.errors import SpecError
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig: Any, path: Path) -> None:
+    try:
+        fig.savefig(path, dpi=130, bbox_inches="tight")
+    except (OSError, ValueError) as exc:
+        raise SpecError(f"cannot write the figure: {exc}", field="--plot") from None
+
+
+def figure5(result: Any, path: Path) -> None:
+    """(a) Lambda vs N_p (N_d = total - N_p) at the best t; (b) the two prefill bounds vs t."""
+    from prfaas_plan.core.throughput import Method, bounds, routing
+
+    plt = _pyplot()
+    sc, t = result.scenario, result.timing
+    m = sc.search.method
+    best = result.payload["best"]
+    s = result.searches[m]
+    kw = {"link_bytes_per_s": sc.link.usable_bytes_per_s, "decode_rps_per_instance": t.decode_rps_per_instance}
+    r_best = routing(sc.workload.lengths, t.curves, [best["threshold_tokens"]], Method(m))
+    n_p = np.arange(1, sc.local.instances)
+    b = bounds(r_best, n_prfaas=best["n_prfaas"], n_p=n_p.reshape(1, -1), n_d=(sc.local.instances - n_p).reshape(1, -1),
+               **kw)
+    prefill = np.minimum(np.minimum(b.prfaas_compute, b.link), b.pd_prefill)[0]
+    decode = b.decode[0]
+    lam = np.minimum(prefill, decode)
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    ax1.plot(n_p, prefill, "o-", label="prefill bound (min of PrfaaS/p, PD-P/(1-p))")
+    ax1.plot(n_p, decode, "s-", label="decode bound Theta_pd-d")
+    ax1.plot(n_p, lam, "k--", lw=2, label="Lambda_max")
+    ax1.axvline(best["n_p"], color="grey", ls=":")
+    ax1.set_xlabel(f"N_p (N_d = {sc.local.instances} - N_p)")
+    ax1.set_ylabel("arrival rate bound (req/s)")
+    ax1.set_title(f"(a) t = {units.tokens_to_k(best['threshold_tokens']):.1f}K")
+    ax1.legend(fontsize=8)
+
+    r = s.routing
+    bt = bounds(r, n_prfaas=best["n_prfaas"], n_p=best["n_p"], n_d=best["n_d"], **kw)
+    x = r.t / units.K_TOKENS
+    prfaas = np.minimum(bt.prfaas_compute, bt.link)
+    ok = (r.p > 0) & (r.p < 1)
+    ax2.plot(x[ok], prfaas[ok], label="PrfaaS bound Theta_prfaas / p")
+    ax2.plot(x[ok], bt.pd_prefill[ok], label="PD-P bound Theta_pd-p / (1 - p)")
+    ax2.axhline(float(np.atleast_1d(bt.decode)[0]), color="grey", ls="--", label="decode bound")
+    tk = best["threshold_tokens"] / units.K_TOKENS
+    ax2.plot([tk], [best["lambda_max_rps"]], "ko")
+    ax2.annotate(f"t* = {tk:.1f}K\nLambda = {best['lambda_max_rps']:.2f}", (tk, best["lambda_max_rps"]),
+                 textcoords="offset points", xytext=(10, 10))
+    top = float(np.nanmax(np.where(ok, np.minimum(prfaas, bt.pd_prefill), np.nan))) * 3
+    ax2.set_ylim(0, max(top, best["lambda_max_rps"] * 2))
+    ax2.set_xscale("log")
+    ax2.set_xlabel("threshold t (K = 1024 tokens)")
+    ax2.set_ylabel("req/s")
+    ax2.set_title(f"(b) N_prfaas {best['n_prfaas']}, N_p {best['n_p']}, N_d {best['n_d']}")
+    ax2.legend(fontsize=8)
+    fig.suptitle(f"{sc.name}: {sc.model.name} (method {m})")
+    _save(fig, path)
+    plt.close(fig)
+
+
+def sweep_figure(result: dict[str, Any], path: Path) -> None:
+    plt = _pyplot()
+    rows = [r for r in result["rows"] if r["feasible"]]
+    if not rows:
+        raise SpecError("nothing to plot: no value of the sweep is feasible", field="--plot")
+    x = [r["value"] for r in rows]
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    ax1.plot(x, [r["lambda_max_rps"] for r in rows], "o-", label="PrfaaS-PD Lambda_max")
+    if rows[0]["homogeneous_lambda_max_rps"] is not None:
+        ax1.plot(x, [r["homogeneous_lambda_max_rps"] for r in rows], "s--", label="homogeneous PD")
+    ax1.set_ylabel("req/s")
+    ax2.plot(x, [r["threshold_tokens"] / units.K_TOKENS for r in rows], "o-", color="C2")
+    ax2.set_ylabel("threshold t (K tokens)")
+    for ax in (ax1, ax2):
+        ax.set_xlabel(result["key"])
+        if result["scale"] == "log":
+            ax.set_xscale("log")
+    for r in rows:
+        if r["binding"] == "link":
+            ax1.axvspan(r["value"], r["value"], color="red", alpha=0.3)
+    ax1.legend(fontsize=8)
+    fig.suptitle(f"sweep of {result['key']}")
+    _save(fig, path)
+    plt.close(fig)

@@ -1,0 +1,111 @@
+"""Views of `optimize` and `sweep`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prfaas_plan import units
+from prfaas_plan.io.render import emit, num, table
+
+
+def _tok(x: float | None) -> str:
+    if x is None:
+        return "-"
+    return f"{x:,.0f} ({units.tokens_to_k(x):.1f}K)"
+
+
+def _binding(b: dict[str, Any]) -> str:
+    tight = [t for t in b.get("tight", []) if t != b["binding"]]
+    return b["binding"] + (f" = {', '.join(tight)}" if tight else "")
+
+
+def _x(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}x"
+
+
+def emit_plan(fmt: str, p: dict[str, Any]) -> None:
+    rows = [{"method": m} | {k: v for k, v in d["best"].items() if k != "tight"} for m, d in p["methods"].items()]
+    emit(fmt, p, rows=rows, tables=lambda: _plan_tables(p))
+
+
+def _plan_tables(p: dict[str, Any]) -> list[Any]:
+    b, base, ratios = p["best"], p["baselines"], p["ratios"]
+    hom, nv = base["homogeneous"], base["naive_heterogeneous"]
+    cl, link = p["clusters"], p["link"]
+    title = (f"{p['scenario']}: {p['model']} on {cl['prfaas']['instances']}x{cl['prfaas']['gpus_per_instance']}"
+             f"x{cl['prfaas']['hardware']} PrfaaS + {cl['local']['instances']}x{cl['local']['gpus_per_instance']}"
+             f"x{cl['local']['hardware']} local PD, {num(link['usable_gbps'], 1)} Gbps usable link "
+             f"(method: {p['method']})")
+    w = p["workload"]
+    best_lines = [
+        ["threshold t", _tok(b["threshold_tokens"])],
+        ["N_prfaas / N_p / N_d", f"{b['n_prfaas']} / {b['n_p']} / {b['n_d']}"],
+        ["offloaded p", f"{b['p_offload'] * 100:.1f}%"],
+        ["l_long / l_short", f"{_tok(b['l_long_tokens'])} / {_tok(b['l_short_tokens'])}"],
+        ["Lambda_max", f"{b['lambda_max_rps']:.3f} req/s"],
+        ["bound by", _binding(b)],
+        ["PrfaaS egress", f"{b['egress_gbps']:.2f} Gbps ({(b['link_utilization'] or 0) * 100:.1f}% of the link)"],
+        ["workload", f"mean input {w['mean_input_tokens']:,.0f} tokens, output {w['output_tokens']:,.0f}"
+         + ("" if w["prefix_hit_rate"] is None else f", prefix hit rate {w['prefix_hit_rate'] * 100:.1f}%")],
+    ]
+    out: list[Any] = [table(title, ["best PrfaaS-PD plan", ""], best_lines)]
+
+    def r(x: float | None) -> str:
+        return num(x, 2)
+
+    sys_rows = [
+        ["instances (prfaas/p/d)", f"{b['n_prfaas']} / {b['n_p']} / {b['n_d']}",
+         f"- / {hom['n_p']} / {hom['n_d']}" if hom else "-", f"{nv['n_prfaas']} / - / {nv['n_d']}" if nv else "-"],
+        ["Theta_prfaas req/s", r(b["theta_prfaas_rps"]), "-", r(nv["theta_prfaas_rps"]) if nv else "-"],
+        ["Theta_pd-p req/s", r(b["theta_pd_p_rps"]), r(hom["theta_pd_p_rps"]) if hom else "-", "-"],
+        ["Theta_pd-d req/s", r(b["theta_pd_d_rps"]), r(hom["theta_pd_d_rps"]) if hom else "-",
+         r(nv["theta_pd_d_rps"]) if nv else "-"],
+        ["Lambda_max req/s", r(b["lambda_max_rps"]), r(hom["lambda_max_rps"]) if hom else "-",
+         r(nv["lambda_max_rps"]) if nv else "-"],
+        ["vs homogeneous", _x(ratios.get("prfaas_vs_homogeneous")), "1.00x" if hom else "-",
+         _x(ratios.get("naive_vs_homogeneous"))],
+        ["bound by", b["binding"], hom["binding"] if hom else "-", nv["binding"] if nv else "-"],
+        ["$ per 1M requests", num(b.get("cost_per_million_requests"), 0),
+         num(hom.get("cost_per_million_requests"), 0) if hom else "-",
+         num(nv.get("cost_per_million_requests"), 0) if nv else "-"],
+    ]
+    caption = None
+    if ratios.get("prfaas_vs_homogeneous_equal_cost") is not None:
+        caption = (f"At equal cost (GPU-hour prices in the catalog), PrfaaS-PD serves "
+                   f"{_x(ratios['prfaas_vs_homogeneous_equal_cost'])} the requests of homogeneous PD.")
+    homog_name = f"Homogeneous PD ({hom['instances']}x{hom['hardware']})" if hom else "Homogeneous PD"
+    out.append(table("Systems side by side", ["", "PrfaaS-PD", homog_name, "Naive heterogeneous"], sys_rows,
+                     caption=caption))
+    m_rows = []
+    for name, d in p["methods"].items():
+        bb = d["best"]
+        m_rows.append([name, _tok(bb["threshold_tokens"]), f"{bb['n_prfaas']}/{bb['n_p']}/{bb['n_d']}",
+                       f"{bb['p_offload'] * 100:.1f}%", _tok(bb["l_long_tokens"]), f"{bb['lambda_max_rps']:.3f}",
+                       num(bb["egress_gbps"], 2), _x(d["ratios"].get("prfaas_vs_homogeneous")),
+                       _x(d["ratios"].get("naive_vs_homogeneous"))])
+    out.append(table("Both methods (paper: each stage at its mean length; exact: expectations over lengths)",
+                     ["method", "t", "split", "p", "l_long", "Lambda", "egress Gbps", "vs homog.", "naive vs homog."],
+                     m_rows))
+    top = [[i + 1, _tok(o["threshold_tokens"]), f"{o['n_prfaas']}/{o['n_p']}/{o['n_d']}",
+            f"{o['lambda_max_rps']:.3f}", _binding(o)] for i, o in enumerate(p["top"])]
+    out.append(table("Top configurations", ["#", "t", "prfaas/p/d", "Lambda req/s", "bound by"], top,
+                     caption="\n".join(f"{k}: {v}" for k, v in p["sources"].items())))
+    return out
+
+
+def emit_sweep(fmt: str, s: dict[str, Any]) -> None:
+    def tables():
+        rows = []
+        for r in s["rows"]:
+            if not r["feasible"]:
+                rows.append([r["value_text"], "infeasible", "", "", "", "", r["reason"]])
+                continue
+            rows.append([r["value_text"], _tok(r["threshold_tokens"]), f"{r['n_prfaas']}/{r['n_p']}/{r['n_d']}",
+                         f"{r['lambda_max_rps']:.3f}", _x(r["prfaas_vs_homogeneous"]),
+                         f"{r['egress_gbps']:.2f} ({(r['link_utilization'] or 0) * 100:.0f}%)",
+                         _binding(r)])
+        return [table(f"Sweep of {s['key']} ({s['scale']} steps)",
+                      [s["key"], "t", "prfaas/p/d", "Lambda req/s", "vs homog.", "egress Gbps (link %)", "bound by"],
+                      rows)]
+
+    emit(fmt, s, rows=[{k: v for k, v in r.items() if k != "tight"} for r in s["rows"]], tables=tables)
