@@ -240,7 +240,7 @@ def parse_range(item: str, *, log: bool = False) -> tuple[str, list[str], list[f
         values = np.geomspace(lo, hi, count)
     else:
         values = np.linspace(lo, hi, count)
-    return key.strip(), [f"{v:.6g}{unit}" for v in values], [float(v) for v in values]
+    return key.strip(), [f"{v:.4g}{unit}" for v in values], [float(v) for v in values]
 
 
 def sweep(ref: str | None, catalog: Any, *, overrides: list[str], method: str | None = None,

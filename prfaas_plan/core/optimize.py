@@ -83,7 +83,7 @@ def _refine(lengths: LengthDistribution, curves: Curves, method: Method, r: Rout
         if ga == 0.0:
             return float(ts[a])
         if ga * gb < 0:
-            return float(brentq(gap, float(ts[a]), float(ts[b]), xtol=0.5, rtol=1e-10))
+            return float(brentq(gap, float(ts[a]), float(ts[b]), xtol=1e-3, rtol=1e-12))
     return None
 
 
@@ -92,10 +92,13 @@ def search(lengths: LengthDistribution, curves: Curves, space: Space, *, method:
     """Maximise Lambda_max (Eq. 6) over the space; see the module docstring."""
     r = routing(lengths, curves, space.thresholds, method)
     kw = {"link_bytes_per_s": link_bytes_per_s, "decode_rps_per_instance": decode_rps_per_instance}
-    lam = grid_bounds(r, space, **kw).lambda_max
-    # best threshold per split, then splits ranked by their best Lambda
-    t_best = lam.argmax(axis=0)
-    per_split = np.take_along_axis(lam, t_best[None], axis=0)[0]
+    gb = grid_bounds(r, space, **kw)
+    lam = gb.lambda_max
+    # best threshold per split, then splits ranked by their best Lambda. Where Lambda is flat in t
+    # (decode binds), ties go to the t with the most prefill headroom, i.e. the Eq. 7 balance.
+    per_split = lam.max(axis=0)
+    headroom = np.minimum(np.minimum(gb.prfaas_compute, gb.link), gb.pd_prefill)
+    t_best = np.where(lam >= per_split * (1 - 1e-9), headroom, -np.inf).argmax(axis=0)
     order = np.argsort(per_split, axis=None, kind="stable")[::-1][:top]
     points = []
     for idx in order:

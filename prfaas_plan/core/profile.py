@@ -14,11 +14,58 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.interpolate import PchipInterpolator
 
 from prfaas_plan.specs.model import MeasuredProfile
 
 INTERPOLATION = "quadratic least-squares fit + PCHIP of residuals (exact at measured points)"
+
+
+def _pchip_slopes(x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Fritsch-Carlson monotone slopes (as scipy's PchipInterpolator; kept here to spare the
+    import of scipy.interpolate, which costs more than the whole kv-rate command)."""
+    h = np.diff(x)
+    delta = np.diff(y) / h
+    d = np.zeros_like(y)
+    if len(x) == 2:
+        return np.full_like(y, delta[0])
+    w1, w2 = 2 * h[1:] + h[:-1], h[1:] + 2 * h[:-1]
+    same = (delta[:-1] * delta[1:]) > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inner = (w1 + w2) / (w1 / delta[:-1] + w2 / delta[1:])
+    d[1:-1] = np.where(same, inner, 0.0)
+
+    def end(h0: float, h1: float, m0: float, m1: float) -> float:
+        e = ((2 * h0 + h1) * m0 - h0 * m1) / (h0 + h1)
+        if np.sign(e) != np.sign(m0):
+            return 0.0
+        if np.sign(m0) != np.sign(m1) and abs(e) > abs(3 * m0):
+            return 3 * m0
+        return float(e)
+
+    d[0] = end(h[0], h[1], delta[0], delta[1])
+    d[-1] = end(h[-1], h[-2], delta[-1], delta[-2])
+    return d
+
+
+@dataclass(frozen=True)
+class Pchip:
+    """Piecewise cubic Hermite interpolation with monotone (Fritsch-Carlson) slopes."""
+
+    x: NDArray[np.float64]
+    y: NDArray[np.float64]
+    d: NDArray[np.float64]
+
+    @classmethod
+    def fit(cls, x: NDArray[np.float64], y: NDArray[np.float64]) -> Pchip:
+        return cls(x, y, _pchip_slopes(x, y))
+
+    def __call__(self, xi: NDArray[np.float64]) -> NDArray[np.float64]:
+        i = np.clip(np.searchsorted(self.x, xi, side="right") - 1, 0, len(self.x) - 2)
+        h = self.x[i + 1] - self.x[i]
+        s = (xi - self.x[i]) / h
+        h00, h10 = (1 + 2 * s) * (1 - s) ** 2, s * (1 - s) ** 2
+        h01, h11 = s * s * (3 - 2 * s), s * s * (s - 1)
+        return h00 * self.y[i] + h10 * h * self.d[i] + h01 * self.y[i + 1] + h11 * h * self.d[i + 1]
 
 
 @dataclass(frozen=True)
@@ -27,7 +74,7 @@ class ProfileCurve:
 
     profile: MeasuredProfile
     coef: tuple[float, float, float]  # a, b, c of a + b*l + c*l^2
-    residual: PchipInterpolator | None
+    residual: Pchip | None
 
     @classmethod
     def fit(cls, profile: MeasuredProfile) -> ProfileCurve:
@@ -38,7 +85,7 @@ class ProfileCurve:
         coef, *_ = np.linalg.lstsq(design, y, rcond=None)
         coef = np.pad(coef, (0, 3 - len(coef)))
         resid = y - (coef[0] + coef[1] * x + coef[2] * x * x)
-        curve = PchipInterpolator(x, resid, extrapolate=False) if len(x) >= 2 else None
+        curve = Pchip.fit(x, resid) if len(x) >= 2 else None
         return cls(profile, (float(coef[0]), float(coef[1]), float(coef[2])), curve)
 
     def prefill_s(self, lengths: ArrayLike) -> NDArray[np.float64] | float:

@@ -127,6 +127,13 @@ class Bounds:
 
 BINDINGS = (Binding.PRFAAS_COMPUTE, Binding.LINK, Binding.PD_PREFILL, Binding.DECODE)
 TIGHT = 0.01  # relative slack under which a constraint counts as binding too
+# At a balanced optimum (Eq. 7) several constraints bind at once; the headline names what limits
+# the offload path first, since that is what a user would change (the link, the PrfaaS cluster).
+_PRIORITY = (Binding.LINK, Binding.PRFAAS_COMPUTE, Binding.DECODE, Binding.PD_PREFILL)
+
+
+def _headline(tight: tuple[Binding, ...]) -> Binding:
+    return next(b for b in _PRIORITY if b in tight)
 
 
 def bounds(r: Routing, *, n_prfaas: ArrayLike, n_p: ArrayLike, n_d: ArrayLike, link_bytes_per_s: float,
@@ -181,6 +188,8 @@ def operating_point(r: Routing, i: int, *, n_prfaas: int, n_p: int, n_d: int, li
     b = bounds(r, n_prfaas=n_prfaas, n_p=n_p, n_d=n_d, link_bytes_per_s=link_bytes_per_s,
                decode_rps_per_instance=decode_rps_per_instance)
     lam = float(b.lambda_max[i])
+    values = (b.prfaas_compute[i], b.link[i], b.pd_prefill[i], b.decode[i])
+    tight = tuple(name for name, v in zip(BINDINGS, values, strict=True) if v <= lam * (1 + TIGHT))
     p = float(r.p[i])
     compute, link = (float(x[i]) for x in theta_prfaas(n_prfaas, r.t_long_s, r.s_long_bytes, link_bytes_per_s))
     offloads, local = p > 0 and n_prfaas > 0, p < 1 and n_p > 0
@@ -197,9 +206,8 @@ def operating_point(r: Routing, i: int, *, n_prfaas: int, n_p: int, n_d: int, li
         theta_pd_p_rps=n_p / float(r.t_short_s[i]) if local else None,
         theta_pd_d_rps=float(theta_pd_d(n_d, decode_rps_per_instance)),
         lambda_max_rps=lam,
-        binding=BINDINGS[int(b.binding_index[i])],
-        tight=tuple(name for name, v in zip(BINDINGS, (b.prfaas_compute[i], b.link[i], b.pd_prefill[i],
-                                                        b.decode[i]), strict=True) if v <= lam * (1 + TIGHT)),
+        binding=_headline(tight),
+        tight=tight,
         egress_bytes_per_s=egress,
         link_utilization=egress / link_bytes_per_s if link_bytes_per_s > 0 else None,
     )

@@ -122,7 +122,7 @@ class Catalog:
         for root in self.roots:
             folder = root / kind
             if folder.is_dir():
-                out += sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml"))
+                out += sorted(p.resolve() for p in folder.iterdir() if p.suffix in (".yaml", ".yml"))
         return out
 
     def entries(self, kind: str) -> dict[str, Path]:

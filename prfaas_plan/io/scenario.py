@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -222,6 +223,20 @@ def apply_overrides(data: dict[str, Any], overrides: list[str], source: str) -> 
 
 def load_lengths(spec: BaseModel, base: Path, model: Any, source: str):
     """The uncached-length distribution, plus trace details where the workload is a trace."""
+    try:
+        return _lengths(spec, base, model)
+    except SpecError as exc:
+        if exc.source is not None:  # a trace or CSV file's own error
+            raise
+        # the distributions call their bounds lo/hi; the YAML calls them min/max
+        last = (exc.field or "").rsplit(".", 1)[-1]
+        name = {"lo": "min", "hi": "max"}.get(last, last)
+        msg = str(exc).split(": ", 1)[-1] if exc.field else str(exc)
+        msg = re.sub(r"\blo\b", "min", re.sub(r"\bhi\b", "max", msg))
+        raise SpecError(msg, source=source, field=f"workload.input.{name}") from None
+
+
+def _lengths(spec: BaseModel, base: Path, model: Any):
     from prfaas_plan.core import lengths as L
 
     if isinstance(spec, LogNormal):
@@ -275,7 +290,8 @@ def load_scenario(ref: str | None, catalog: Catalog, *, overrides: list[str] | N
         raise SpecError("expected a mapping of keys", source=source)
     extra = list(overrides or [])
     if trace is not None:
-        extra.append(f"workload.input={{kind: trace, file: '{Path(trace).resolve()}'}}")
+        # the trace brings its own output lengths
+        extra += [f"workload.input={{kind: trace, file: '{Path(trace).resolve()}'}}", "workload.output_tokens=null"]
     if method is not None:
         extra.append(f"search.method={method}")
     data = apply_overrides(raw, extra, source)

@@ -16,7 +16,7 @@ def _tok(x: float | None) -> str:
 
 def _binding(b: dict[str, Any]) -> str:
     tight = [t for t in b.get("tight", []) if t != b["binding"]]
-    return b["binding"] + (f" = {', '.join(tight)}" if tight else "")
+    return b["binding"] + (f" (= {', '.join(tight)})" if tight else "")
 
 
 def _x(v: float | None) -> str:

@@ -1,0 +1,76 @@
+"""The optimizer against brute force over the same grid."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from prfaas_plan.core.lengths import Gamma, TruncatedLogNormal, Uniform
+from prfaas_plan.core.optimize import Space, search
+from prfaas_plan.core.throughput import Curves, Method, operating_point, routing
+
+
+def brute_force(L, curves, space, method, link, dec):
+    best = None
+    for t in space.thresholds:
+        r = routing(L, curves, [t], method)
+        for n_prfaas in space.n_prfaas:
+            for n_p in space.n_p:
+                op = operating_point(r, 0, n_prfaas=int(n_prfaas), n_p=int(n_p), n_d=space.n_local - int(n_p),
+                                     link_bytes_per_s=link, decode_rps_per_instance=dec)
+                if best is None or op.lambda_max_rps > best.lambda_max_rps:
+                    best = op
+    return best
+
+
+def curves(a, b, c, h20_factor, kv_per_token, state):
+    def t_fast(l):
+        return a + b * np.asarray(l, float) + c * np.asarray(l, float) ** 2
+
+    return Curves(t_prfaas=t_fast, t_local=lambda l: a + h20_factor * (t_fast(l) - a),
+                  s_kv=lambda l: state + kv_per_token * np.asarray(l, float))
+
+
+SCENARIOS = [
+    (TruncatedLogNormal(mu=9.9, sigma=1.0, lo=128, hi=131072), curves(0.389, 4.1e-5, 9.5e-11, 3.3, 17280, 1.8e8),
+     Space(thresholds=np.linspace(128, 131072, 60), n_prfaas=np.array([4]), n_local=8), 12.5e9, 0.78),
+    (Uniform(lo=100, hi=50000), curves(0.2, 2e-5, 5e-11, 5.0, 250000, 0.0),
+     Space(thresholds=np.linspace(100, 50000, 40), n_prfaas=np.array([1, 2, 3]), n_local=10), 1.25e9, 0.5),
+    (Gamma(shape=2.0, scale=8000.0, lo=64, hi=200000), curves(0.3, 3e-5, 1e-10, 2.0, 11520, 2.9e8),
+     Space(thresholds=np.linspace(64, 200000, 50), n_prfaas=np.array([2, 6]), n_local=6), 2.5e8, 1.2),
+]
+
+
+@pytest.mark.parametrize("method", [Method.PAPER, Method.EXACT])
+@pytest.mark.parametrize("case", range(len(SCENARIOS)))
+def test_search_matches_brute_force(case, method):
+    L, c, space, link, dec = SCENARIOS[case]
+    bf = brute_force(L, c, space, method, link, dec)
+    res = search(L, c, space, method=method, link_bytes_per_s=link, decode_rps_per_instance=dec, refine=False)
+    assert res.best.lambda_max_rps == pytest.approx(bf.lambda_max_rps, rel=1e-12)
+    assert (res.best.n_prfaas, res.best.n_p) == (bf.n_prfaas, bf.n_p) or res.best.lambda_max_rps == pytest.approx(
+        bf.lambda_max_rps, rel=1e-12)
+    refined = search(L, c, space, method=method, link_bytes_per_s=link, decode_rps_per_instance=dec)
+    # refinement never loses against any grid point
+    assert refined.best.lambda_max_rps >= bf.lambda_max_rps * (1 - 1e-12)
+
+
+def test_refined_threshold_sits_on_the_eq7_crossing():
+    L, c, space, link, dec = SCENARIOS[0]
+    res = search(L, c, space, method=Method.PAPER, link_bytes_per_s=link, decode_rps_per_instance=dec)
+    b = res.best
+    assert res.refined
+    # Eq. 7: Theta_prfaas / p = Theta_pd-p / (1 - p) at the refined t
+    assert b.theta_prfaas_rps / b.p_offload == pytest.approx(b.theta_pd_p_rps / (1 - b.p_offload), rel=1e-6)
+
+
+@settings(max_examples=15, deadline=None)
+@given(n_local=st.integers(2, 12), factor=st.floats(1.5, 8.0), link_gbps=st.floats(0.5, 400),
+       dec=st.floats(0.1, 3.0), sigma=st.floats(0.3, 1.5))
+def test_search_never_worse_than_any_grid_point(n_local, factor, link_gbps, dec, sigma):
+    L = TruncatedLogNormal(mu=9.9, sigma=sigma, lo=128, hi=131072)
+    c = curves(0.389, 4.1e-5, 9.5e-11, factor, 17280, 1.8e8)
+    space = Space(thresholds=np.linspace(128, 131072, 25), n_prfaas=np.array([2, 4]), n_local=n_local)
+    res = search(L, c, space, method=Method.PAPER, link_bytes_per_s=link_gbps * 1.25e8, decode_rps_per_instance=dec)
+    assert res.best.lambda_max_rps >= res.lambda_grid.max() * (1 - 1e-12)
+    assert [p.lambda_max_rps for p in res.top] == sorted((p.lambda_max_rps for p in res.top), reverse=True) or res.refined

@@ -1,0 +1,166 @@
+"""`optimize` and `sweep` end to end: PAPER.md Table 6, the link what-if, traces, bad input."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from prfaas_plan.api_plan import plan
+from prfaas_plan.cli import app
+from prfaas_plan.io.load import Catalog
+from prfaas_plan.io.scenario import load_scenario
+
+runner = CliRunner()
+
+
+def run_json(*args):
+    res = runner.invoke(app, [*args, "--format", "json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+@pytest.fixture(scope="module")
+def case_study():
+    return plan(load_scenario(None, Catalog.default())).payload
+
+
+@pytest.mark.paper
+def test_table6_paper_method(case_study):
+    m = case_study["methods"]["paper"]
+    b, hom, nv, ratios = m["best"], m["baselines"]["homogeneous"], m["baselines"]["naive_heterogeneous"], m["ratios"]
+    assert b["threshold_tokens"] == pytest.approx(19400, abs=1024)  # t = 19.4K within 1K
+    assert (b["n_prfaas"], b["n_p"], b["n_d"]) == (4, 3, 5)
+    assert b["lambda_max_rps"] == pytest.approx(3.24, rel=0.03)
+    assert (hom["n_p"], hom["n_d"]) == (9, 3)
+    assert hom["lambda_max_rps"] == pytest.approx(2.11, rel=0.03)
+    assert (nv["n_prfaas"], nv["n_d"]) == (4, 8)
+    assert nv["lambda_max_rps"] == pytest.approx(2.45, rel=0.03)
+    assert ratios["prfaas_vs_homogeneous"] == pytest.approx(1.54, abs=0.05)
+    assert ratios["naive_vs_homogeneous"] == pytest.approx(1.16, abs=0.05)
+    assert b["p_offload"] == pytest.approx(0.496, abs=0.015)
+    assert b["l_long_tokens"] == pytest.approx(44 * 1024, abs=2 * 1024)
+    assert b["egress_gbps"] == pytest.approx(13, abs=1.5)
+    assert b["theta_pd_d_rps"] == pytest.approx(3.91, abs=0.005)
+    # the optimum balances the PrfaaS cluster (compute-bound, as the paper says) and PD-P (Eq. 7)
+    assert b["binding"] == "prfaas-compute"
+    assert set(b["tight"]) == {"prfaas-compute", "pd-prefill"}
+
+
+@pytest.mark.paper
+def test_table6_exact_method(case_study):
+    m = case_study["methods"]["exact"]
+    b = m["best"]
+    assert (b["n_prfaas"], b["n_p"], b["n_d"]) == (4, 3, 5)
+    assert b["threshold_tokens"] == pytest.approx(19400, abs=1024)
+    assert b["lambda_max_rps"] == pytest.approx(3.24, rel=0.03)
+    # Jensen: T is convex in l, so every exact prefill bound sits below the paper method's
+    assert b["lambda_max_rps"] < case_study["methods"]["paper"]["best"]["lambda_max_rps"]
+
+
+def test_optimize_cli_json_contract():
+    d = run_json("optimize")
+    for key in ("threshold_tokens", "n_prfaas", "n_p", "n_d", "lambda_max_rps", "p_offload", "l_long_tokens",
+                "l_short_tokens", "theta_prfaas_rps", "theta_pd_p_rps", "theta_pd_d_rps", "egress_gbps", "binding"):
+        assert key in d["best"]
+    assert d["baselines"]["homogeneous"]["lambda_max_rps"] > 0
+    assert d["baselines"]["naive_heterogeneous"]["n_d"] == 8
+    assert d["workload"]["mean_input_tokens"] == pytest.approx(27486, rel=1e-3)
+    assert d["workload"]["prefix_hit_rate"] is None
+    assert set(d["methods"]) == {"paper", "exact"}
+    assert "prfaas_vs_homogeneous" in d["ratios"]
+
+
+def test_link_what_if_moves_t_up_and_binds_the_link():
+    base = run_json("optimize")["best"]
+    ten = run_json("optimize", "--set", "link.bandwidth=10Gbps")["best"]
+    two = run_json("optimize", "--set", "link.bandwidth=2Gbps")["best"]
+    assert base["threshold_tokens"] < ten["threshold_tokens"] < two["threshold_tokens"]
+    assert ten["binding"] == "link" and two["binding"] == "link"
+    assert two["egress_gbps"] == pytest.approx(2.0, rel=1e-6)  # the link runs full
+
+
+def test_sweep_link_bandwidth():
+    d = run_json("sweep", "--set", "link.bandwidth=1Gbps..100Gbps:5", "--log")
+    rows = d["rows"]
+    assert [r["value"] for r in rows] == pytest.approx([1, 3.1623, 10, 31.623, 100], rel=1e-4)
+    # scarce link: the link binds (at 1 Gbps even the best split is decode-bound with the link 95% full)
+    assert [r["binding"] for r in rows] == ["decode", "link", "link", "prfaas-compute", "prfaas-compute"]
+    lam = [r["lambda_max_rps"] for r in rows]
+    assert lam == sorted(lam)
+    thresholds = [r["threshold_tokens"] for r in rows]
+    assert thresholds == sorted(thresholds, reverse=True)
+
+
+def test_trace_workload(shared_data):
+    trace = shared_data / "traces" / "mooncake_synthetic_trace.jsonl"
+    d = run_json("optimize", "--trace", str(trace))
+    w = d["workload"]
+    assert 0 < w["prefix_hit_rate"] < 1
+    assert w["mean_input_tokens"] == pytest.approx(15325, rel=1e-3)  # shared/data/README.md
+    assert w["requests"] == 3993
+    assert w["output_tokens"] == pytest.approx(149, abs=1)
+    b = d["best"]
+    assert 0 < b["p_offload"] < 1 and b["l_long_tokens"] > b["threshold_tokens"]
+
+
+def _scenario(tmp_path, **edits):
+    import yaml
+
+    from prfaas_plan.io.load import PACKAGED_CATALOG
+
+    data = yaml.safe_load((PACKAGED_CATALOG / "scenarios" / "paper-case-study.yaml").read_text())
+    for path, value in edits.items():
+        node = data
+        keys = path.split("__")
+        for k in keys[:-1]:
+            node = node[k]
+        node[keys[-1]] = value
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump(data))
+    return str(f)
+
+
+@pytest.mark.parametrize(("edits", "needle"), [
+    ({"clusters__local__instances": 1}, "clusters.local.instances"),
+    ({"link__bandwidth": 0}, "link.bandwidth"),
+    ({"link__bandwidth": "-5Gbps"}, "link.bandwidth"),
+    ({"workload__input__sigma": 0}, "sigma"),
+    ({"workload__input__min": 200000}, "min"),
+    ({"search__threshold": {"min": 200000, "max": 300000}}, "search.threshold"),
+    ({"link__bandwith": 10}, "bandwith"),
+])
+def test_bad_scenario_exit_2_one_line(tmp_path, edits, needle):
+    res = runner.invoke(app, ["optimize", _scenario(tmp_path, **edits)])
+    assert res.exit_code == 2, res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and "s.yaml" in lines[0]
+
+
+def test_bad_trace_line_names_the_line(tmp_path):
+    f = tmp_path / "t.jsonl"
+    f.write_text('{"timestamp": 0, "input_length": 10, "output_length": 2, "hash_ids": [1]}\n{oops\n')
+    res = runner.invoke(app, ["optimize", "--trace", str(f)])
+    assert res.exit_code == 2
+    assert "line 2" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_unmeetable_slo_exit_1_names_decode():
+    res = runner.invoke(app, ["optimize", "--set", "slo.decode_tokens_per_s=100"])
+    assert res.exit_code == 1
+    assert "decode" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_set_unknown_key_and_bad_value():
+    res = runner.invoke(app, ["optimize", "--set", "link.colour=red"])
+    assert res.exit_code == 2 and "colour" in res.stderr
+    res = runner.invoke(app, ["optimize", "--set", "nonsense"])
+    assert res.exit_code == 2 and "key=value" in res.stderr
+    res = runner.invoke(app, ["sweep", "--set", "link.bandwidth=1Gbps..x:3"])
+    assert res.exit_code == 2
+
+
+def test_plot_writes_png(tmp_path):
+    out = tmp_path / "fig5.png"
+    res = runner.invoke(app, ["optimize", "--plot", str(out)])
+    assert res.exit_code == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
