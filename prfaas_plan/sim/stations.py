@@ -1,0 +1,308 @@
+"""Textbook stations for the discrete-event simulator: FIFO servers, a shared link, arrivals.
+
+These are the building blocks of the two-cluster simulator (prefill instances are
+:class:`FifoServers`, the cross-datacenter link is a :class:`SharedLink`), and on their own
+they are the M/M/c, M/D/1 and processor-sharing queues that the validation tests hold against
+:mod:`prfaas_plan.core.queueing`. Times are seconds, sizes bytes, rates per second. Job ids are
+any hashable (ints in practice); per-job records live in dicts keyed by id, in insertion order.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import deque
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from prfaas_plan.sim.engine import Engine, EventHandle
+
+__all__ = ["FifoServers", "SharedLink", "feed_arrivals", "gamma_arrivals", "poisson_arrivals"]
+
+OnDone = Callable[[Hashable], Any] | None
+
+
+def poisson_arrivals(rng: np.random.Generator, rate: float, n: int, start: float = 0.0) -> NDArray[np.float64]:
+    """Absolute arrival times of a Poisson process: ``start`` + cumulative Exp(1/rate) gaps.
+
+    The first arrival comes one gap after ``start`` (not at ``start``). ``rate`` in requests/s.
+    """
+    if not rate > 0:
+        raise ValueError(f"arrival rate must be > 0, got {rate!r}")
+    return start + np.cumsum(rng.exponential(1.0 / rate, size=int(n)))
+
+
+def gamma_arrivals(rng: np.random.Generator, rate: float, cv: float, n: int, start: float = 0.0) -> NDArray[np.float64]:
+    """Absolute arrival times of a Gamma renewal process with mean rate ``rate`` and gap CV ``cv``.
+
+    Gaps are Gamma(shape k = 1/cv², scale = 1/(rate k)): mean 1/rate, squared CV cv² (the
+    ``scv_arrival`` of :func:`prfaas_plan.core.queueing.ggc_wait`). cv = 1 is Poisson, cv > 1
+    bursty, cv = 0 a deterministic clock (gaps exactly 1/rate).
+    """
+    if not rate > 0:
+        raise ValueError(f"arrival rate must be > 0, got {rate!r}")
+    if not cv >= 0:
+        raise ValueError(f"coefficient of variation must be >= 0, got {cv!r}")
+    if cv == 0:
+        gaps = np.full(int(n), 1.0 / rate)
+    else:
+        shape = 1.0 / (cv * cv)
+        gaps = rng.gamma(shape, 1.0 / (rate * shape), size=int(n))
+    return start + np.cumsum(gaps)
+
+
+def feed_arrivals(
+    engine: Engine, times: Sequence[float] | NDArray[np.float64], on_arrival: Callable[[int], Any]
+) -> None:
+    """Call ``on_arrival(i)`` at ``times[i]`` for each i, in order (times must be non-decreasing).
+
+    Arrivals are chained, one pending at a time, so the heap stays small however long the trace.
+    """
+    times_list: list[float] = np.asarray(times, dtype=np.float64).tolist()
+    n = len(times_list)
+    if n == 0:
+        return
+
+    def arrive(i: int) -> None:
+        if i + 1 < n:
+            engine.schedule_at(times_list[i + 1], arrive, i + 1)
+        on_arrival(i)
+
+    engine.schedule_at(times_list[0], arrive, 0)
+
+
+class FifoServers:
+    """``n_servers`` identical servers fed by one FIFO queue (a G/G/c station, FCFS).
+
+    ``submit(job_id, service_s)`` starts the job at once on a free server or queues it; when its
+    service ends, ``on_done(job_id)`` is called (after the next queued job has started).
+
+    Records per job: ``arrived_at``, ``started_at``, ``completed_at`` (dicts keyed by job id).
+    Time averages: number waiting (L_q) and busy servers, integrated over time since creation.
+    """
+
+    def __init__(self, engine: Engine, n_servers: int, on_done: OnDone = None) -> None:
+        if int(n_servers) != n_servers or n_servers < 1:
+            raise ValueError(f"n_servers must be a whole number >= 1, got {n_servers!r}")
+        self.engine = engine
+        self.n_servers = int(n_servers)
+        self.on_done = on_done
+        self.busy = 0
+        self.arrived_at: dict[Hashable, float] = {}
+        self.started_at: dict[Hashable, float] = {}
+        self.completed_at: dict[Hashable, float] = {}
+        self._queue: deque[tuple[Hashable, float]] = deque()
+        self._t0 = engine.now
+        self._last_t = engine.now
+        self._area_queue = 0.0
+        self._area_busy = 0.0
+
+    @property
+    def queue_length(self) -> int:
+        """Jobs waiting (not in service) now."""
+        return len(self._queue)
+
+    def _advance(self, now: float) -> None:
+        dt = now - self._last_t
+        if dt > 0:
+            self._area_queue += dt * len(self._queue)
+            self._area_busy += dt * self.busy
+            self._last_t = now
+
+    def submit(self, job_id: Hashable, service_s: float) -> None:
+        """A job arrives now and needs ``service_s`` seconds of one server."""
+        if not service_s >= 0:
+            raise ValueError(f"service time must be >= 0 s, got {service_s!r}")
+        service_s = float(service_s)  # numpy scalars in the heap would slow every comparison
+        now = self.engine.now
+        self._advance(now)
+        self.arrived_at[job_id] = now
+        if self.busy < self.n_servers:
+            self.busy += 1
+            self.started_at[job_id] = now
+            self.engine.schedule(service_s, self._finish, job_id)
+        else:
+            self._queue.append((job_id, service_s))
+
+    def _finish(self, job_id: Hashable) -> None:
+        now = self.engine.now
+        self._advance(now)
+        self.completed_at[job_id] = now
+        if self._queue:
+            next_id, service_s = self._queue.popleft()
+            self.started_at[next_id] = now
+            self.engine.schedule(service_s, self._finish, next_id)
+        else:
+            self.busy -= 1
+        if self.on_done is not None:
+            self.on_done(job_id)
+
+    def wait(self, job_id: Hashable) -> float:
+        """Wait in queue of one started job, seconds."""
+        return self.started_at[job_id] - self.arrived_at[job_id]
+
+    def waits(self) -> NDArray[np.float64]:
+        """Wait in queue (started_at - arrived_at) of every started job, in start order (= FIFO)."""
+        arrived = self.arrived_at
+        return np.fromiter((t - arrived[j] for j, t in self.started_at.items()), float, len(self.started_at))
+
+    def _elapsed(self) -> float:
+        self._advance(self.engine.now)
+        return self.engine.now - self._t0
+
+    def mean_queue_length(self) -> float:
+        """Time-average number of waiting jobs L_q since creation (NaN before time advances)."""
+        elapsed = self._elapsed()
+        return self._area_queue / elapsed if elapsed > 0 else math.nan
+
+    def utilisation(self) -> float:
+        """Time-average fraction of busy servers since creation (NaN before time advances)."""
+        elapsed = self._elapsed()
+        return self._area_busy / (elapsed * self.n_servers) if elapsed > 0 else math.nan
+
+
+class SharedLink:
+    """A link of fixed bandwidth shared equally by its transfers (egalitarian processor sharing).
+
+    With n transfers in flight, each progresses at ``bandwidth_bytes_per_s / n``.
+    ``submit(job_id, n_bytes)`` starts a transfer now; ``on_done(job_id)`` is called when its last
+    byte has crossed.
+
+    Implementation: the standard PS virtual time V(t), dV/dt = bandwidth / n(t), the bytes any
+    one transfer has received since V = 0. A transfer submitted at virtual time V finishes when
+    V reaches V + n_bytes, so finish tags never change after submission; they sit in a heap and
+    only the earliest tag has a scheduled engine event, rescheduled (old one cancelled) when n
+    changes. Each arrival or departure costs O(log n).
+
+    Utilisation: ``busy_time`` (time with n > 0; the link is work-conserving, so it runs at full
+    bandwidth then), ``bytes_carried``; with ``window_s`` set, bytes per fixed window for plots
+    (:meth:`utilisation_series`).
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        bandwidth_bytes_per_s: float,
+        on_done: OnDone = None,
+        *,
+        window_s: float | None = None,
+    ) -> None:
+        if not bandwidth_bytes_per_s > 0:
+            raise ValueError(f"bandwidth must be > 0 bytes/s, got {bandwidth_bytes_per_s!r}")
+        if window_s is not None and not window_s > 0:
+            raise ValueError(f"window_s must be > 0 s, got {window_s!r}")
+        self.engine = engine
+        self.bandwidth = float(bandwidth_bytes_per_s)
+        self.on_done = on_done
+        self.window_s = window_s
+        self.started_at: dict[Hashable, float] = {}
+        self.completed_at: dict[Hashable, float] = {}
+        self.size_bytes: dict[Hashable, float] = {}
+        self.busy_time = 0.0
+        self._t0 = engine.now
+        self._last_t = engine.now
+        self._virtual = 0.0
+        self._active: list[tuple[float, int, Hashable]] = []  # (finish tag, seq, job id)
+        self._seq = 0
+        self._next_event: EventHandle | None = None
+        self._window_bytes: list[float] = []
+
+    @property
+    def n_active(self) -> int:
+        """Transfers in flight now."""
+        return len(self._active)
+
+    @property
+    def bytes_carried(self) -> float:
+        """Bytes that have crossed the link so far (partial transfers included)."""
+        self._advance(self.engine.now)
+        return self.busy_time * self.bandwidth
+
+    def _advance(self, now: float) -> None:
+        dt = now - self._last_t
+        if dt <= 0:
+            return
+        if self._active:
+            self._virtual += dt * self.bandwidth / len(self._active)
+            self.busy_time += dt
+            if self.window_s is not None:
+                self._add_to_windows(self._last_t, now)
+        self._last_t = now
+
+    def _add_to_windows(self, t_from: float, t_to: float) -> None:
+        w = self.window_s
+        assert w is not None
+        first = int((t_from - self._t0) // w)
+        last = int((t_to - self._t0) // w)
+        windows = self._window_bytes
+        if len(windows) <= last:
+            windows.extend([0.0] * (last + 1 - len(windows)))
+        for k in range(first, last + 1):
+            lo = max(t_from, self._t0 + k * w)
+            hi = min(t_to, self._t0 + (k + 1) * w)
+            if hi > lo:
+                windows[k] += (hi - lo) * self.bandwidth
+
+    def _reschedule(self) -> None:
+        if self._next_event is not None:
+            Engine.cancel(self._next_event)
+            self._next_event = None
+        if self._active:
+            tag = self._active[0][0]
+            delay = max(0.0, (tag - self._virtual) * len(self._active) / self.bandwidth)
+            self._next_event = self.engine.schedule(delay, self._complete, tag)
+
+    def submit(self, job_id: Hashable, n_bytes: float) -> None:
+        """Start a transfer of ``n_bytes`` now (``n_bytes >= 0``; 0 completes at once, as an event)."""
+        if not n_bytes >= 0:
+            raise ValueError(f"transfer size must be >= 0 bytes, got {n_bytes!r}")
+        n_bytes = float(n_bytes)
+        now = self.engine.now
+        self._advance(now)
+        self.started_at[job_id] = now
+        self.size_bytes[job_id] = n_bytes
+        heapq.heappush(self._active, (self._virtual + n_bytes, self._seq, job_id))
+        self._seq += 1
+        self._reschedule()
+
+    def _complete(self, tag: float) -> None:
+        now = self.engine.now
+        self._advance(now)
+        # Snap V to the tag this event was computed for, so rounding in V never strands a
+        # transfer; every transfer with the same tag (equal transfers started together) ends now.
+        self._virtual = max(self._virtual, tag)
+        self._next_event = None
+        done: list[Hashable] = []
+        while self._active and self._active[0][0] <= self._virtual:
+            done.append(heapq.heappop(self._active)[2])
+        for job_id in done:
+            self.completed_at[job_id] = now
+        self._reschedule()
+        if self.on_done is not None:
+            for job_id in done:
+                self.on_done(job_id)
+
+    def utilisation(self) -> float:
+        """Busy fraction of the time since creation (= bytes carried / (bandwidth x elapsed))."""
+        self._advance(self.engine.now)
+        elapsed = self.engine.now - self._t0
+        return self.busy_time / elapsed if elapsed > 0 else math.nan
+
+    def utilisation_series(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """(window start times, utilisation per window) over whole windows up to now.
+
+        Utilisation of a window = bytes carried in it / (bandwidth x ``window_s``). Requires
+        ``window_s``. The last, partial window is left out.
+        """
+        if self.window_s is None:
+            raise ValueError("SharedLink was created without window_s; no utilisation series")
+        self._advance(self.engine.now)
+        n_whole = int((self.engine.now - self._t0) // self.window_s)
+        carried = np.zeros(n_whole)
+        upto = min(n_whole, len(self._window_bytes))
+        carried[:upto] = self._window_bytes[:upto]
+        starts = self._t0 + self.window_s * np.arange(n_whole)
+        return starts, carried / (self.bandwidth * self.window_s)
