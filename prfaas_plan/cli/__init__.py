@@ -38,7 +38,7 @@ app = typer.Typer(
 
 from prfaas_plan.cli import catalog, kv  # noqa: E402, F401  (register commands)
 
-for _optional in ("perf", "plan", "sim"):
+for _optional in ("perf", "plan", "latency", "sim"):
     try:
         __import__(f"prfaas_plan.cli.{_optional}")
     except ModuleNotFoundError as _exc:  # a command group not built yet

@@ -1,0 +1,104 @@
+"""Library API of `latency`: analytic TTFT per path and overall for each system at one arrival rate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prfaas_plan.api_systems import HOMOGENEOUS, NAIVE, PRFAAS, SystemConfig, systems
+from prfaas_plan.core import latency as lat
+from prfaas_plan.errors import SpecError
+from prfaas_plan.specs.scenario import ScenarioSpec
+
+
+def resolve_rate(configs: dict[str, SystemConfig], rate_rps: float | None, load: float | None,
+                 default_load: float | None = None) -> tuple[float, float]:
+    """(rate, load): --rate R directly, or --load F x the smallest capacity among the systems."""
+    if rate_rps is not None and load is not None:
+        raise SpecError("give --rate or --load, not both", field="--rate")
+    if rate_rps is not None and not rate_rps > 0:
+        raise SpecError(f"must be a positive arrival rate in req/s, got {rate_rps:g}", field="--rate")
+    if load is not None and not load > 0:
+        raise SpecError(f"must be a positive fraction of capacity, got {load:g}", field="--load")
+    smallest = min(c.capacity_rps for c in configs.values())
+    if rate_rps is None:
+        if load is None:
+            if default_load is None:
+                raise SpecError("give --rate R (req/s) or --load F (fraction of the smallest capacity)",
+                                field="--rate")
+            load = default_load
+        rate_rps = load * smallest
+    return rate_rps, rate_rps / smallest
+
+
+def _q(d: dict[float, float]) -> dict[str, float]:
+    return {f"ttft_p{round(q * 100)}_s": v for q, v in d.items()}
+
+
+def system_latency(sc: ScenarioSpec, c: SystemConfig, rate_rps: float) -> dict[str, Any]:
+    """Analytic TTFT of one system at ``rate_rps``; names the unstable stage above capacity."""
+    dist = sc.workload.lengths
+    t = c.threshold_tokens
+    if t is None:
+        p = 0.0
+    elif t <= 0:
+        p = 1.0
+    else:
+        p = float(dist.tail_prob(t))
+    hold = c.output_tokens * c.t_decode_s
+    admission, decode_rho = lat.decode_admission(rate_rps, c.n_d * c.bs_max, hold)
+    paths: list[lat.PathLatency] = []
+    link_rho = 0.0
+    if p > 0 and c.t_prfaas is not None:
+        nodes = lat.Nodes.of(dist, t or 0.0, above=True).lengths
+        link_rho = rate_rps * p * float(c.kv_bytes(nodes).mean()) / c.link_bytes_per_s
+        paths.append(lat.path_latency(
+            "prfaas", share=p, rate_rps=rate_rps * p, servers=c.n_prfaas, lengths=nodes, t_prefill=c.t_prfaas,
+            scv_arrival=sc.workload.arrival_cv**2 if sc.workload.arrival == "gamma" else 1.0,
+            link_bytes_per_s=c.link_bytes_per_s, link_rho=link_rho, kv_bytes=c.kv_bytes, n_layers=c.n_layers,
+            pipelining=c.pipelining, rtt_s=c.rtt_s, admission_s=admission))
+    if p < 1 and c.t_local is not None:
+        nodes = lat.Nodes.of(dist, t if t is not None else dist.hi, above=False).lengths
+        paths.append(lat.path_latency(
+            "local", share=1 - p, rate_rps=rate_rps * (1 - p), servers=c.n_p, lengths=nodes, t_prefill=c.t_local,
+            scv_arrival=sc.workload.arrival_cv**2 if sc.workload.arrival == "gamma" else 1.0,
+            admission_s=admission))
+    stages = [s for path in paths for s in path.stages] + [lat.Stage(name="decode", utilization=decode_rho)]
+    unstable = [s.name for s in stages if not s.stable]
+    out: dict[str, Any] = {
+        "config": {"threshold_tokens": c.threshold_tokens, "n_prfaas": c.n_prfaas, "n_p": c.n_p, "n_d": c.n_d},
+        "capacity_rps": c.capacity_rps,
+        "capacity_binding": c.capacity_binding,
+        "rate_rps": rate_rps,
+        "load": rate_rps / c.capacity_rps,
+        "utilization": {s.name: s.utilization for s in stages},
+        "stable": not unstable,
+        "unstable_stages": unstable,
+        "tpot_s": c.t_decode_s,
+        "p_offload": p,
+    }
+    zero_load = sum(path.share * path.zero_load_ttft_mean_s for path in paths)
+    out["zero_load_ttft_mean_s"] = zero_load
+    if unstable:
+        return out | {"ttft_mean_s": None, "ttft_p50_s": None, "ttft_p90_s": None, "ttft_p99_s": None,
+                      "per_path": {}}
+    mean, quantiles = lat.overall(paths)
+    out |= {"ttft_mean_s": mean} | _q(quantiles)
+    out["per_path"] = {path.name: {"share": path.share, "rate_rps": path.rate_rps, "ttft_mean_s": path.ttft_mean_s,
+                                   **_q(path.ttft_quantiles_s), "wait_mean_s": path.wait_mean_s,
+                                   "prefill_mean_s": path.prefill_mean_s, "transfer_mean_s": path.transfer_mean_s,
+                                   "admission_mean_s": path.admission_mean_s,
+                                   "zero_load_ttft_mean_s": path.zero_load_ttft_mean_s} for path in paths}
+    out["link_utilization"] = link_rho
+    return out
+
+
+def latency(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | None = None,
+            which: tuple[str, ...] = (PRFAAS, HOMOGENEOUS, NAIVE)) -> dict[str, Any]:
+    configs = systems(sc, which=which)
+    rate, load_f = resolve_rate(configs, rate_rps, load)
+    per = {name: system_latency(sc, c, rate) for name, c in configs.items()}
+    head = per.get(PRFAAS) or next(iter(per.values()))
+    return {"scenario": sc.name, "model": sc.model.name,
+            **{k: v for k, v in head.items() if k not in ("config", "load")}, "config": head["config"],
+            "rate_rps": rate, "load": load_f, "load_reference": "smallest exact-method Lambda_max among the systems",
+            "systems": per}

@@ -1,0 +1,99 @@
+"""The three systems a scenario compares, as concrete configurations for latency and simulation.
+
+PrfaaS-PD runs at the optimizer's best (t, N_prfaas, N_p, N_d); homogeneous PD at its best split;
+naive heterogeneous with all prefill on the PrfaaS cluster. Each carries its capacity: Lambda_max
+of the ``exact`` method at that configuration (the rate servers / mean service time sustain),
+which is what a simulation saturates at.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from prfaas_plan.api_plan import Timing, decode_rate, plan, timing
+from prfaas_plan.core.throughput import Method, operating_point, routing
+from prfaas_plan.specs.scenario import ScenarioSpec
+
+PRFAAS, HOMOGENEOUS, NAIVE = "prfaas", "homogeneous", "naive_heterogeneous"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SystemConfig:
+    """One system to time: routing threshold, instance counts, service laws, decode shape.
+
+    ``threshold_tokens``: requests with uncached length > t go to the PrfaaS pool; None sends
+    everything to the local PD-P pool; 0 sends everything to PrfaaS.
+    """
+
+    name: str
+    threshold_tokens: float | None
+    n_prfaas: int
+    n_p: int
+    n_d: int
+    t_prfaas: Callable[[Any], Any] | None  # T_prefill on one PrfaaS instance, s
+    t_local: Callable[[Any], Any] | None  # T_prefill on one local PD-P instance, s
+    kv_bytes: Callable[[Any], Any]  # bytes of KV for an uncached length, B
+    link_bytes_per_s: float  # usable: bandwidth x usable fraction
+    rtt_s: float
+    n_layers: int  # for layer-wise pipelining of the transfer
+    pipelining: bool
+    bs_max: int
+    t_decode_s: float  # decode step time at BS_max
+    output_tokens: float
+    capacity_rps: float
+    capacity_binding: str
+
+    @property
+    def decode_rps(self) -> float:
+        return self.n_d * self.bs_max / (self.t_decode_s * self.output_tokens)
+
+
+def _decode_shape(sc: ScenarioSpec, t: Timing) -> tuple[int, float]:
+    d = t.decode_detail
+    return int(d["bs_max"]), float(d["t_decode_s"])
+
+
+def systems(sc: ScenarioSpec, *, which: tuple[str, ...] = (PRFAAS, HOMOGENEOUS, NAIVE)) -> dict[str, SystemConfig]:
+    """The configurations of the systems the scenario compares (those it defines)."""
+    t = timing(sc)
+    lengths = sc.workload.lengths
+    n_layers = sc.model.num_hidden_layers
+    common = {"kv_bytes": t.curves.s_kv, "rtt_s": sc.link.rtt_s, "n_layers": n_layers,
+              "pipelining": sc.layerwise_pipelining, "output_tokens": sc.workload.output_tokens}
+    out: dict[str, SystemConfig] = {}
+    bs, step = _decode_shape(sc, t)
+    if PRFAAS in which:
+        best = plan(sc, methods=(sc.search.method,)).searches[sc.search.method].best
+        r = routing(lengths, t.curves, [best.threshold_tokens], Method.EXACT)
+        cap = operating_point(r, 0, n_prfaas=best.n_prfaas, n_p=best.n_p, n_d=best.n_d,
+                              link_bytes_per_s=sc.link.usable_bytes_per_s,
+                              decode_rps_per_instance=t.decode_rps_per_instance)
+        out[PRFAAS] = SystemConfig(name=PRFAAS, threshold_tokens=best.threshold_tokens, n_prfaas=best.n_prfaas,
+                                   n_p=best.n_p, n_d=best.n_d, t_prfaas=t.curves.t_prfaas, t_local=t.curves.t_local,
+                                   link_bytes_per_s=sc.link.usable_bytes_per_s, bs_max=bs, t_decode_s=step,
+                                   capacity_rps=cap.lambda_max_rps, capacity_binding=str(cap.binding), **common)
+    if HOMOGENEOUS in which and sc.homogeneous is not None:
+        th = timing(sc, sc.homogeneous.instance)
+        hbs, hstep = _decode_shape(sc, th)
+        rate, _ = decode_rate(sc, sc.homogeneous.instance)
+        r = routing(lengths, th.curves, [lengths.hi], Method.EXACT)
+        n = sc.homogeneous.instances
+        cap = max((operating_point(r, 0, n_prfaas=0, n_p=k, n_d=n - k, link_bytes_per_s=1.0,
+                                   decode_rps_per_instance=rate) for k in range(1, n)),
+                  key=lambda op: op.lambda_max_rps)
+        out[HOMOGENEOUS] = SystemConfig(name=HOMOGENEOUS, threshold_tokens=None, n_prfaas=0, n_p=cap.n_p,
+                                        n_d=cap.n_d, t_prfaas=None, t_local=th.curves.t_local,
+                                        link_bytes_per_s=sc.link.usable_bytes_per_s, bs_max=hbs, t_decode_s=hstep,
+                                        capacity_rps=cap.lambda_max_rps, capacity_binding=str(cap.binding), **common)
+    if NAIVE in which and sc.naive_heterogeneous:
+        r = routing(lengths, t.curves, [lengths.lo - 1], Method.EXACT)
+        cap = operating_point(r, 0, n_prfaas=sc.prfaas.instances, n_p=0, n_d=sc.local.instances,
+                              link_bytes_per_s=sc.link.usable_bytes_per_s,
+                              decode_rps_per_instance=t.decode_rps_per_instance)
+        out[NAIVE] = SystemConfig(name=NAIVE, threshold_tokens=0.0, n_prfaas=sc.prfaas.instances, n_p=0,
+                                  n_d=sc.local.instances, t_prfaas=t.curves.t_prfaas, t_local=None,
+                                  link_bytes_per_s=sc.link.usable_bytes_per_s, bs_max=bs, t_decode_s=step,
+                                  capacity_rps=cap.lambda_max_rps, capacity_binding=str(cap.binding), **common)
+    return out

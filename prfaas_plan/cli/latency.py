@@ -1,0 +1,38 @@
+"""`latency`: analytic TTFT (mean, P50, P90, P99) per path and TPOT at one arrival rate."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from prfaas_plan.cli import app
+from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from
+from prfaas_plan.cli.plan import MethodOpt, ScenarioArg, SetOpt, TraceOpt, _method
+
+
+@app.command("latency")
+def latency(
+    scenario: ScenarioArg = None,
+    rate: Annotated[float | None, typer.Option("--rate", help="Arrival rate, req/s")] = None,
+    load: Annotated[float | None, typer.Option("--load", help="Fraction of the smallest Lambda_max "
+                                               "among the systems (same rate for all)")] = None,
+    set_: SetOpt = None,
+    method: MethodOpt = None,
+    trace: TraceOpt = None,
+    fmt: FormatOpt = Format.table,
+    catalog: CatalogOpt = None,
+) -> None:
+    """TTFT per path and overall, TPOT, for PrfaaS-PD and the baselines at one arrival rate.
+
+    Above capacity it names the unstable stage instead of printing huge numbers.
+
+    Example: prfaas-plan latency --load 0.8
+    """
+    from prfaas_plan import api_latency
+    from prfaas_plan.io import views_latency
+    from prfaas_plan.io.scenario import load_scenario
+
+    sc = load_scenario(scenario, catalog_from(catalog), overrides=set_, method=_method(method),
+                       trace=str(trace) if trace else None)
+    views_latency.emit_latency(fmt, api_latency.latency(sc, rate_rps=rate, load=load))

@@ -1,0 +1,156 @@
+"""Analytic TTFT per path and overall (DESIGN.md "Latency").
+
+TTFT = prefill queueing wait + T_prefill + exposed KV transfer + RTT + decode admission wait.
+
+- Prefill wait: each pool (PrfaaS instances, local PD-P instances) is a G/G/c queue fed by its
+  share of the arrivals, service times T_prefill(L) over the routed lengths; mean wait by
+  Allen-Cunneen, wait distribution an atom at 0 plus an exponential tail with the same
+  probability of waiting (Erlang C) and the same mean (``core.queueing``).
+- The link is a processor-sharing server (fair TCP sharing): a transfer of x seconds alone
+  takes x / (1 - rho_link) on average (M/G/1-PS). With layer-wise pipelining the KV of a layer
+  is sent while the next computes, so only max(x / n_layers, x - T_prefill (n - 1) / n) is exposed.
+- Decode admission: N_d x BS_max slots held for L_out x T_decode each, an M/M/c wait (mean).
+Percentiles of the sum are exact for these laws: P(TTFT > x) is summed over a quantile grid of
+the routed lengths and inverted by bisection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from prfaas_plan.core import queueing
+
+_NODES = 2000
+QUANTILES = (0.5, 0.9, 0.99)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Nodes:
+    """Equal-weight quantile nodes of L conditioned on a side of the threshold."""
+
+    lengths: NDArray[np.float64]
+
+    @classmethod
+    def of(cls, dist, t: float, *, above: bool, n: int = _NODES) -> Nodes:
+        f_t = 1.0 - float(dist.tail_prob(t))
+        lo, hi = (f_t, 1.0) if above else (0.0, f_t)
+        q = lo + (hi - lo) * (np.arange(n) + 0.5) / n
+        return cls(lengths=np.asarray(dist.quantile(q), dtype=np.float64))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Stage:
+    name: str
+    utilization: float
+
+    @property
+    def stable(self) -> bool:
+        return self.utilization < 1.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PathLatency:
+    """TTFT of one path at one arrival rate; all seconds."""
+
+    name: str
+    share: float  # fraction of requests on this path
+    rate_rps: float
+    wait_mean_s: float
+    prefill_mean_s: float
+    transfer_mean_s: float  # exposed transfer + RTT
+    admission_mean_s: float
+    ttft_mean_s: float
+    ttft_quantiles_s: dict[float, float]
+    zero_load_ttft_mean_s: float
+    stages: tuple[Stage, ...]
+    # for the mixture over paths
+    p_wait: float
+    tail_mean_s: float
+    fixed_s: NDArray[np.float64]
+
+
+def path_latency(name: str, *, share: float, rate_rps: float, servers: int, lengths: NDArray[np.float64],
+                 t_prefill: Callable, scv_arrival: float = 1.0, link_bytes_per_s: float | None = None,
+                 link_rho: float = 0.0, kv_bytes: Callable | None = None, n_layers: int = 1,
+                 pipelining: bool = True, rtt_s: float = 0.0, admission_s: float = 0.0) -> PathLatency:
+    """TTFT law of one path: its pool of ``servers`` prefill instances and, if any, the link."""
+    service = np.asarray(t_prefill(lengths), dtype=np.float64)
+    mean_s = float(service.mean())
+    scv = float(service.var() / mean_s**2) if mean_s > 0 else 0.0
+    rho = float(queueing.utilisation(rate_rps, mean_s, servers)) if rate_rps > 0 else 0.0
+    stages = [Stage(name=f"{name} prefill", utilization=rho)]
+    transfer = transfer_alone = np.zeros_like(service)
+    if link_bytes_per_s is not None and kv_bytes is not None:
+        stages.append(Stage(name="link", utilization=link_rho))
+
+        def exposed(x: NDArray[np.float64]) -> NDArray[np.float64]:
+            if pipelining:
+                x = np.maximum(x / n_layers, x - service * (n_layers - 1) / n_layers)
+            return x + rtt_s
+
+        alone = np.asarray(kv_bytes(lengths), dtype=np.float64) / link_bytes_per_s
+        transfer_alone = exposed(alone)
+        transfer = exposed(alone / (1.0 - link_rho)) if link_rho < 1 else transfer_alone
+    fixed = service + transfer + admission_s
+    if rho < 1 and rate_rps > 0:
+        p_wait = float(queueing.erlang_c(servers, rate_rps * mean_s))
+        wait = float(queueing.ggc_wait(rate_rps, mean_s, scv, scv_arrival, servers))
+    else:
+        p_wait, wait = 0.0, 0.0
+    tail = wait / p_wait if p_wait > 0 else 0.0
+    quantiles = {q: float(mixture_quantile(q, [(1.0, p_wait, tail, fixed)])) for q in QUANTILES}
+    return PathLatency(
+        name=name, share=share, rate_rps=rate_rps, wait_mean_s=wait, prefill_mean_s=mean_s,
+        transfer_mean_s=float(transfer.mean()), admission_mean_s=admission_s,
+        ttft_mean_s=wait + float(fixed.mean()), ttft_quantiles_s=quantiles,
+        zero_load_ttft_mean_s=float((service + transfer_alone).mean()),
+        stages=tuple(stages), p_wait=p_wait, tail_mean_s=tail, fixed_s=fixed,
+    )
+
+
+def _tail(x: float, parts) -> float:
+    """P(TTFT > x) of a mixture of (weight, p_wait, tail mean, fixed parts per node)."""
+    total = 0.0
+    for weight, p_wait, tail, fixed in parts:
+        y = x - fixed
+        if tail > 0:
+            over = np.where(y < 0, 1.0, p_wait * np.exp(-np.maximum(y, 0.0) / tail))
+        else:
+            over = (y < 0).astype(np.float64)
+        total += weight * float(over.mean())
+    return total
+
+
+def mixture_quantile(q: float, parts) -> float:
+    """The q-quantile of a mixture of paths' TTFT laws, by bisection on the tail function."""
+    lo = 0.0
+    hi = max(float(np.max(f)) + (10 * t if t > 0 else 0.0) for _, _, t, f in parts) + 1e-9
+    while _tail(hi, parts) > 1 - q:
+        hi *= 2
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if _tail(mid, parts) > 1 - q:
+            lo = mid
+        else:
+            hi = mid
+    return hi
+
+
+def overall(paths: list[PathLatency]) -> tuple[float, dict[float, float]]:
+    """Mean and quantiles of TTFT over all requests (paths weighted by their share)."""
+    active = [p for p in paths if p.share > 0]
+    mean = sum(p.share * p.ttft_mean_s for p in active)
+    parts = [(p.share, p.p_wait, p.tail_mean_s, p.fixed_s) for p in active]
+    return mean, {q: mixture_quantile(q, parts) for q in QUANTILES}
+
+
+def decode_admission(rate_rps: float, slots: int, hold_s: float) -> tuple[float, float]:
+    """(mean wait for a decode slot, utilisation): N_d x BS_max slots held L_out x T_decode each."""
+    rho = float(queueing.utilisation(rate_rps, hold_s, slots)) if rate_rps > 0 else 0.0
+    if rho >= 1 or rate_rps <= 0:
+        return 0.0, rho
+    return float(queueing.mmc_wait(rate_rps, hold_s, slots)), rho
