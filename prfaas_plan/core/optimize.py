@@ -2,8 +2,8 @@
 
 The paper solves Eqs. 7-8 by exhaustive 2-D grid search. Here: one vectorised evaluation of
 Eq. 6 over the whole (t, N_prfaas, N_p) grid, N_d = N_local - N_p; then, at the best split,
-the Eq. 7 crossing Theta_prfaas / p = Theta_pd-p / (1 - p) is located by Brent's method so t is
-not limited to the grid step. The refined point is kept only if it beats the grid's best.
+the Eq. 7 crossing Theta_prfaas / p = Theta_pd-p / (1 - p) is located by a bracketing root finder so t is
+not limited to the grid step (regula falsi, Illinois variant). The refined point is kept only if it beats the grid's best.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import brentq
 
 from prfaas_plan.core.lengths import LengthDistribution
 from prfaas_plan.core.throughput import (
@@ -64,6 +63,30 @@ def grid_bounds(r: Routing, space: Space, *, link_bytes_per_s: float, decode_rps
                   decode_rps_per_instance=decode_rps_per_instance)
 
 
+def illinois(f, a: float, b: float, fa: float, fb: float, *, xtol: float = 1e-3, maxiter: int = 100) -> float:
+    """Root of f in [a, b] with f(a) f(b) < 0: regula falsi with the Illinois modification.
+
+    Superlinear like Brent's method on smooth f, never leaves the bracket; written here because
+    importing scipy.optimize costs more than the whole search.
+    """
+    side = 0
+    for _ in range(maxiter):
+        c = b - fb * (b - a) / (fb - fa)
+        if not a < c < b and not b < c < a:
+            c = 0.5 * (a + b)
+        fc = f(c)
+        if fc == 0.0 or abs(b - a) < xtol:
+            return c
+        if fc * fb < 0:
+            a, fa = b, fb
+            side = 0
+        else:
+            fa = fa / 2 if side == -1 else fa
+            side = -1
+        b, fb = c, fc
+    return b
+
+
 def _refine(lengths: LengthDistribution, curves: Curves, method: Method, r: Routing, i: int, *, n_prfaas: int,
             n_p: int, n_d: int, link_bytes_per_s: float, decode_rps_per_instance: float) -> float | None:
     """t of the Eq. 7 crossing in a grid cell next to index i, or None if there is none."""
@@ -83,7 +106,7 @@ def _refine(lengths: LengthDistribution, curves: Curves, method: Method, r: Rout
         if ga == 0.0:
             return float(ts[a])
         if ga * gb < 0:
-            return float(brentq(gap, float(ts[a]), float(ts[b]), xtol=1e-3, rtol=1e-12))
+            return illinois(gap, float(ts[a]), float(ts[b]), ga, gb, xtol=1e-3)
     return None
 
 

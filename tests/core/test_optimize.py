@@ -75,3 +75,14 @@ def test_search_never_worse_than_any_grid_point(n_local, factor, link_gbps, dec,
     assert res.best.lambda_max_rps >= res.lambda_grid.max() * (1 - 1e-12)
     lams = [p.lambda_max_rps for p in res.top[1:]]
     assert lams == sorted(lams, reverse=True)
+
+
+@pytest.mark.parametrize(("f", "a", "b", "root"), [
+    (lambda x: x * x - 2, 0.0, 2.0, 2**0.5),
+    (lambda x: np.exp(x) - 10, 0.0, 5.0, np.log(10)),
+    (lambda x: np.log(x / 19400.0) ** 3, 128.0, 131072.0, 19400.0),  # flat near the root
+])
+def test_illinois_root_finder(f, a, b, root):
+    from prfaas_plan.core.optimize import illinois
+
+    assert illinois(f, a, b, f(a), f(b), xtol=1e-9) == pytest.approx(root, rel=1e-6)

@@ -1,0 +1,62 @@
+"""Whole-process and in-process timings of the main commands (prints figures; not a test).
+
+Run: .venv/bin/python benchmarks/bench_cli.py
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BIN = Path(sys.executable).parent / "prfaas-plan"
+
+
+def wall(args: list[str], repeat: int = 5) -> tuple[float, float]:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        subprocess.run([str(BIN), *args], check=True, capture_output=True)
+        times.append(time.perf_counter() - t0)
+    return min(times), statistics.median(times)
+
+
+def main() -> None:
+    for args in (["kv-rate", "internal-1t"], ["optimize"], ["optimize", "--format", "json"], ["latency", "--load", "0.7"]):
+        best, med = wall(args)
+        print(f"prfaas-plan {' '.join(args):<28} whole process: best {best:.3f} s, median {med:.3f} s")
+
+    from prfaas_plan.api_plan import _space, timing
+    from prfaas_plan.core.optimize import search
+    from prfaas_plan.core.throughput import Method
+    from prfaas_plan.io.load import Catalog
+    from prfaas_plan.io.scenario import load_scenario
+
+    sc = load_scenario(None, Catalog.default())
+    t = timing(sc)
+    space = _space(sc)
+    for method in (Method.PAPER, Method.EXACT):
+        runs = []
+        for _ in range(7):
+            t0 = time.perf_counter()
+            search(sc.workload.lengths, t.curves, space, method=method, link_bytes_per_s=sc.link.usable_bytes_per_s,
+                   decode_rps_per_instance=t.decode_rps_per_instance)
+            runs.append(time.perf_counter() - t0)
+        best = min(runs)
+        print(f"search ({method}): {space.size:,} candidates (t x N_p) in {best * 1e3:.1f} ms "
+              f"= {space.size / best:,.0f} candidate evaluations/s")
+    sized = load_scenario(None, Catalog.default(), overrides=["search.size_prfaas=true",
+                                                               "search.max_prfaas_instances=16"])
+    space = _space(sized)
+    t0 = time.perf_counter()
+    search(sized.workload.lengths, t.curves, space, method=Method.EXACT, link_bytes_per_s=sc.link.usable_bytes_per_s,
+           decode_rps_per_instance=t.decode_rps_per_instance)
+    dt = time.perf_counter() - t0
+    print(f"search (exact, N_prfaas 1..16): {space.size:,} candidates in {dt * 1e3:.1f} ms "
+          f"= {space.size / dt:,.0f} candidate evaluations/s")
+
+
+if __name__ == "__main__":
+    main()
