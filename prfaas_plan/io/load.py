@@ -74,19 +74,34 @@ def _loc(loc: Sequence[int | str]) -> str:
     return out
 
 
+_TAGS = {"gqa", "swa", "mla", "dsa", "linear", "lognormal", "fixed", "uniform", "gamma", "empirical", "trace"}
+
+
 def validation_message(exc: ValidationError) -> tuple[str, str]:
-    """The first error of a pydantic validation as (field path, message with the value)."""
-    err = exc.errors(include_url=False)[0]
+    """The most telling error of a pydantic validation as (field path, message with the value).
+
+    A misspelt key shows up twice, as an unknown key and as a missing one; the unknown key is
+    named first, with the closest known key as a suggestion.
+    """
+    errors = exc.errors(include_url=False)
+    extra = [e for e in errors if e["type"] == "extra_forbidden"]
+    err = extra[0] if extra else errors[0]
     # discriminated unions put the tag in the location ("layers[1].gqa.count"): drop it
-    loc = [p for p in err["loc"] if not (isinstance(p, str) and p in {"gqa", "swa", "mla", "dsa", "linear"})]
+    loc = [p for p in err["loc"] if not (isinstance(p, str) and p in _TAGS)]
     field = _loc(loc)
     kind = err["type"]
     value = err.get("input")
     if kind == "extra_forbidden":
-        return field, f"unknown key {loc[-1]!r}"
+        missing = [str(e["loc"][-1]) for e in errors if e["type"] == "missing" and e["loc"][:-1] == err["loc"][:-1]]
+        close = difflib.get_close_matches(str(loc[-1]), missing, n=1, cutoff=0.5)
+        return field, f"unknown key {loc[-1]!r}" + (f"; did you mean {close[0]!r}?" if close else "")
     if kind == "missing":
         return field, "required key is missing"
     msg = err["msg"].removeprefix("Value error, ")
+    if kind == "union_tag_invalid":
+        tag = (err.get("ctx") or {}).get("tag", value)
+        expected = (err.get("ctx") or {}).get("expected_tags", "")
+        return field + ".kind" if field else "kind", f"unknown kind {tag!r} (expected {expected})"
     if kind.startswith("union_tag") or kind == "literal_error":
         return field, f"{msg} (got {value!r})"
     shown = value if not isinstance(value, dict | list) else None

@@ -44,8 +44,9 @@ def emit_hardware(fmt: str, result: dict[str, Any]) -> None:
 
 def emit_model(fmt: str, r: dict[str, Any]) -> None:
     def tables():
+        state = f", state {r['state_dtype']}" if r["state_bytes"] else ""
         out = [table(f"{r['name']}: {count(r['params_total'])} params, {count(r['params_active'])} active; "
-                     f"KV {r['kv_dtype']}, state {r['state_dtype']}",
+                     f"KV {r['kv_dtype']}{state}",
                      ["layers", "kind", "KV B/token", "window", "state MiB"],
                      [[g["count"], g["kind"] + (f" ({g['variant']})" if g.get("variant") else ""),
                        f"{g['kv_bytes_per_token']:,.0f}", g.get("sliding_window") or "-",
