@@ -1,0 +1,143 @@
+"""Library API of `perf` and `calibrate`: plain, JSON-ready dicts in SI units with unit-suffixed keys."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from prfaas_plan import units
+from prfaas_plan.api import instance
+from prfaas_plan.core import calibrate as cal
+from prfaas_plan.core import decode, prefill
+from prfaas_plan.errors import SpecError
+from prfaas_plan.io.load import Catalog, load_model
+from prfaas_plan.io.measurements import overlay_mapping, overlay_yaml, read_measurements
+from prfaas_plan.specs.hardware import Efficiency
+
+# `--hold` keys, as the hardware YAML's efficiency block spells them -> Efficiency field, scale to SI
+HOLD_KEYS = {"compute": ("compute", 1.0), "memory": ("memory", 1.0), "comm": ("comm", 1.0),
+             "prefill_overhead_ms": ("prefill_overhead_s", units.MS),
+             "decode_overhead_ms": ("decode_overhead_s", units.MS)}
+
+
+def _efficiency(e: Efficiency) -> dict[str, Any]:
+    return {"compute": e.compute, "memory": e.memory, "comm": e.comm, "prefill_overhead_s": e.prefill_overhead_s,
+            "decode_overhead_s": e.decode_overhead_s, "source": e.source}
+
+
+def perf(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int], batches: Sequence[int],
+         context: int, tpot_s: float, output_tokens: int, catalog: Catalog,
+         memory_fraction: float = decode.DEFAULT_MEMORY_FRACTION) -> dict[str, Any]:
+    """Analytic prefill per length, decode step per batch at one context, and BS_max for a TPOT SLO."""
+    if any(b < 1 for b in batches):
+        raise SpecError(f"batches must be positive, got {list(batches)}", field="--batches")
+    if not tpot_s > 0:
+        raise SpecError(f"must be a positive time, got {tpot_s:g} s", field="--tpot")
+    if not 0 < memory_fraction <= 1:
+        raise SpecError(f"must be in (0, 1], got {memory_fraction:g}", field="--memory-fraction")
+    m = load_model(model_ref, catalog)
+    inst = instance(hardware, gpus, catalog)
+    pre = prefill.prefill_time(m, inst, np.asarray(lengths, dtype=np.float64))
+    step = decode.decode_step(m, inst, np.asarray(batches, dtype=np.float64), context)
+    cap = decode.decode_capacity(m, inst, tpot_s=tpot_s, context=context, output_tokens=output_tokens,
+                                 memory_fraction=memory_fraction)
+    return {
+        "model": m.name,
+        "instance": inst.name,
+        "efficiency": _efficiency(inst.gpu.efficiency),
+        "prefill": [{"length_tokens": int(n), "prefill_s": float(pre.seconds[i]), "bound": str(pre.bound[i]),
+                     "compute_s": float(pre.compute_s[i]), "memory_s": float(pre.memory_s[i]),
+                     "activation_s": float(pre.activation_s[i]), "comm_s": float(pre.comm_s[i]),
+                     "overhead_s": float(pre.overhead_s[i])} for i, n in enumerate(lengths)],
+        "decode": [{"batch": int(b), "context_tokens": int(context), "step_s": float(step.seconds[i]),
+                    "tokens_per_s": float(b / step.seconds[i]), "bound": str(step.bound[i]),
+                    "compute_s": float(step.compute_s[i]), "memory_s": float(step.memory_s[i]),
+                    "comm_s": float(step.comm_s[i]), "overhead_s": float(step.overhead_s[i])}
+                   for i, b in enumerate(batches)],
+        "bs_max": cap.bs_max,
+        "decode_capacity": {
+            "bs_max": cap.bs_max, "bs_tpot": cap.bs_slo, "bs_memory": cap.bs_memory, "binding": cap.binding,
+            "tpot_s": cap.tpot_s, "context_tokens": int(context), "output_tokens": int(output_tokens),
+            "memory_fraction": memory_fraction, "step_s": cap.step_s, "tokens_per_s": cap.tokens_per_s,
+            "requests_per_s": cap.requests_per_s,
+        },
+    }
+
+
+def parse_hold(items: Sequence[str]) -> dict[str, float]:
+    """``["prefill_overhead_ms=400", "comm=0.7"]`` -> Efficiency fields in SI."""
+    out: dict[str, float] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or key not in HOLD_KEYS:
+            raise SpecError(f"{item!r}: expected KEY=VALUE with KEY one of {', '.join(HOLD_KEYS)}", field="--hold")
+        try:
+            number = float(value)
+        except ValueError:
+            raise SpecError(f"{item!r}: {value.strip()!r} is not a number", field="--hold") from None
+        name, scale = HOLD_KEYS[key]
+        out[name] = number * scale
+    return out
+
+
+def _hold_text(hold: Mapping[str, float]) -> str:
+    """Held factors as the user wrote them: {"prefill_overhead_s": 0.4} -> "prefill_overhead_ms=400"."""
+    keys = {name: (key, scale) for key, (name, scale) in HOLD_KEYS.items()}
+    return ", ".join(f"{keys[n][0]}={v / keys[n][1]:g}" for n, v in hold.items())
+
+
+def calibrate(csv_path: str, *, hardware: str, gpus: int, catalog: Catalog, hold: Mapping[str, float] | None = None,
+              today: dt.date | None = None) -> dict[str, Any]:
+    """Fit ``hardware``'s efficiency factors to a measurement CSV (see ``io.measurements``)."""
+    inst = instance(hardware, gpus, catalog)
+    rows = read_measurements(csv_path, lambda name: load_model(name, catalog))
+    name = Path(csv_path).name
+    source = f"calibrated on {name}, {(today or dt.date.today()).isoformat()}"
+    if hold:
+        source += f" (held: {_hold_text(hold)})"
+    pre = tuple(cal.PrefillMeasurement(model=r.model, length=r.length, cached_prefix=r.cached_prefix,
+                                       prefill_s=r.prefill_s, row=r.row) for r in rows if r.kind == "prefill")
+    dec = tuple(cal.DecodeMeasurement(model=r.model, batch=r.batch, context=r.context, step_s=r.step_s, row=r.row)
+                for r in rows if r.kind == "decode")
+    try:
+        fit = cal.calibrate(inst, pre, dec, source=source, hold=hold)
+    except SpecError as exc:
+        raise SpecError(str(exc.args[0]), source=csv_path, field=exc.field) from None
+    ordered = [r for r in rows if r.kind == "prefill"] + [r for r in rows if r.kind == "decode"]
+    out_rows = []
+    for i, r in enumerate(ordered):
+        out_rows.append({
+            "row": r.row, "kind": r.kind, "model": r.model.name,
+            "length_tokens": r.length if r.kind == "prefill" else None,
+            "batch": r.batch if r.kind == "decode" else None,
+            "context_tokens": r.context if r.kind == "decode" else None,
+            "measured_s": float(fit.measured_s[i]), "predicted_s": float(fit.predicted_s[i]),
+            "rel_error": float(fit.rel_error[i]),
+        })
+    held_names = set(hold or {})
+    status = {n: ("fitted" if n in fit.fitted else "held" if n in held_names else "kept")
+              for n in cal.HOLDABLE}
+    held_args = "".join(f" --hold {h}" for h in _hold_text(hold).split(", ")) if hold else ""
+    comment = (f"Efficiency overlay for {inst.gpu.name} written by `prfaas-plan calibrate {name} --hardware "
+               f"{hardware} --gpus {gpus}{held_args}`.\nFitted: {', '.join(fit.fitted)}; RMS error "
+               f"{fit.rms_rel_error:.1%}, max {fit.max_abs_rel_error:.1%} over {len(out_rows)} rows.")
+    return {
+        "hardware": inst.gpu.name,
+        "instance": inst.name,
+        "measurements": csv_path,
+        "efficiency": _efficiency(fit.efficiency),
+        "previous_efficiency": _efficiency(inst.gpu.efficiency),
+        "parameters": status,
+        "fitted": list(fit.fitted),
+        "rows": out_rows,
+        "rms_rel_error": fit.rms_rel_error,
+        "max_abs_rel_error": fit.max_abs_rel_error,
+        "overlay": overlay_mapping(inst.gpu.name, fit.efficiency),
+        "overlay_yaml": overlay_yaml(inst.gpu.name, fit.efficiency, comment=comment),
+        "suggested_path": f"CATALOG_DIR/hardware/{inst.gpu.name}-calibrated.yaml",
+    }

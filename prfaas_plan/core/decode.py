@@ -1,0 +1,183 @@
+"""Analytic decode step time, BS_max for a TPOT SLO, and per-instance decode throughput.
+
+    T_step(B, c) = decode overhead + max(FLOPs / (peak x G x e_compute),
+                                         bytes / (HBM B/s x G x e_memory)) + comm
+
+for a batch of B requests, each generating one token at context c, on an instance of G GPUs:
+
+- FLOPs = B x (2 x GEMM params per token + 2 x LM head + attention at context c per layer kind);
+- bytes = weights touched (MoE: E[distinct experts] = n (1 - (1 - k/n)^B) per MoE layer, plus
+  all non-expert weights) + B x S_kv(c) (the KV and recurrent state read, ``core.kv``);
+- comm  = the prefill collectives for B tokens (``core.prefill.collective_bytes``).
+
+BS_max (DESIGN.md "Decode") = the largest B with T_step(B, c) <= TPOT SLO and
+B x S_kv(c_max) <= HBM x G x memory_fraction - weights. Theta_pd-d of one instance is
+BS_max / (T_step x L_out) requests/s (PAPER.md Eq. 5).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from prfaas_plan.core import kv
+from prfaas_plan.core.prefill import (
+    STATE_FLOPS,
+    bound_of,
+    collective_bytes,
+    gemm_params_per_token,
+    weights_touched,
+)
+from prfaas_plan.specs.hardware import Efficiency, InstanceSpec
+from prfaas_plan.specs.model import AttentionKind, GqaGroup, LayerGroup, MlaGroup, ModelSpec, SwaGroup
+
+DEFAULT_MEMORY_FRACTION = 0.9  # share of HBM an engine gives to weights + KV (SGLang mem_fraction_static ~0.9)
+MAX_BATCH = 65_536  # search limit for BS_max
+
+
+def decode_attention_flops(group: LayerGroup, context: ArrayLike) -> NDArray[np.float64]:
+    """Attention FLOPs of one new token at context c, all layers of one group.
+
+    GQA: 2 H (d_k + d_v) c; SWA: c capped at the window; MLA (absorbed, as engines decode it):
+    2 H (2 kv_lora_rank + rope) c; DSA: indexer 2 x index_heads x index_head_dim x c plus the
+    absorbed MLA over min(c, index_topk) keys; linear: a state read and update, c_v H d_k d_v.
+    """
+    c = np.asarray(context, dtype=np.float64)
+    if isinstance(group, GqaGroup | SwaGroup):
+        seen = np.minimum(c, group.sliding_window) if isinstance(group, SwaGroup) else c
+        return group.count * 2.0 * group.num_attention_heads * (group.head_dim + group.v_head_dim) * seen
+    if isinstance(group, MlaGroup):
+        mqa = 2.0 * group.num_attention_heads * (2 * group.kv_lora_rank + group.qk_rope_head_dim)
+        if group.kind == AttentionKind.DSA:
+            indexer = 2.0 * (group.index_n_heads or 0) * (group.index_head_dim or 0) * c
+            return group.count * (indexer + mqa * np.minimum(c, group.index_topk or math.inf))
+        return group.count * mqa * c
+    per_token = group.num_heads * STATE_FLOPS[group.variant] * group.head_dim_k * group.head_dim_v
+    return group.count * per_token + 0.0 * c
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DecodeWork:
+    """FLOPs and HBM bytes of one decode step (whole instance), link bytes per GPU; arrays over B."""
+
+    flops: NDArray[np.float64]
+    memory_bytes: NDArray[np.float64]
+    comm_bytes: NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DecodeStep:
+    """T_step(B, c) and its parts in seconds (arrays broadcast over B and c); ``bound`` the largest."""
+
+    seconds: NDArray[np.float64]
+    compute_s: NDArray[np.float64]
+    memory_s: NDArray[np.float64]
+    comm_s: NDArray[np.float64]
+    overhead_s: NDArray[np.float64]
+    bound: NDArray[np.str_]
+
+
+def decode_work(model: ModelSpec, batch: ArrayLike, context: ArrayLike, *, gpus: int) -> DecodeWork:
+    """FLOPs, bytes moved and link bytes of one step for B requests at context c (tokens).
+
+    bytes = weights touched by B tokens x weight bytes + B x S_kv(c), the KV and recurrent
+    state each request reads (``core.kv.footprint``, the model's dtypes).
+    """
+    b = np.asarray(batch, dtype=np.float64)
+    c = np.asarray(context, dtype=np.float64)
+    per_token = (2.0 * gemm_params_per_token(model) + 2.0 * model.vocab_size * model.hidden_size
+                 + sum((decode_attention_flops(g, c) for g in model.layers), np.zeros_like(c)))
+    weights = np.asarray(weights_touched(model, b), dtype=np.float64) * model.weight_dtype.bytes
+    kv_read = b * np.asarray(kv.footprint(model).s_kv(c), dtype=np.float64)
+    return DecodeWork(flops=b * per_token, memory_bytes=weights + kv_read,
+                      comm_bytes=np.asarray(collective_bytes(model, b, gpus)) + 0.0 * c)
+
+
+def decode_step(model: ModelSpec, instance: InstanceSpec, batch: ArrayLike, context: ArrayLike, *,
+                efficiency: Efficiency | None = None) -> DecodeStep:
+    """T_step(B, c) in seconds on ``instance``, vectorised over B and c (broadcast).
+
+    Notes
+    -----
+    T_step = decode_overhead + max(FLOPs / (peak(weight dtype) x G x e_c),
+    bytes / (HBM x G x e_m)) + comm bytes / (scale-up x e_comm); see ``decode_work``.
+    """
+    return step_from_work(decode_work(model, batch, context, gpus=instance.gpus), model, instance, efficiency)
+
+
+def step_from_work(work: DecodeWork, model: ModelSpec, instance: InstanceSpec,
+                   efficiency: Efficiency | None = None) -> DecodeStep:
+    gpu, g = instance.gpu, instance.gpus
+    e = efficiency or gpu.efficiency
+    compute = work.flops / (gpu.peak_flops(model.weight_dtype) * g * e.compute)
+    memory = work.memory_bytes / (gpu.hbm_bytes_per_s * g * e.memory)
+    comm = work.comm_bytes / (gpu.scaleup_bytes_per_s * e.comm)
+    compute, memory, comm = np.broadcast_arrays(compute, memory, comm)
+    overhead = np.full_like(compute, e.decode_overhead_s)
+    seconds = overhead + np.maximum(compute, memory) + comm
+    return DecodeStep(seconds=seconds, compute_s=compute, memory_s=np.asarray(memory), comm_s=np.asarray(comm),
+                      overhead_s=overhead, bound=bound_of(overhead, compute, memory, comm))
+
+
+def memory_batch_limit(model: ModelSpec, instance: InstanceSpec, max_context: float, *,
+                       memory_fraction: float = DEFAULT_MEMORY_FRACTION) -> int:
+    """Largest B whose KV fits: floor((HBM x G x fraction - weights) / S_kv(c_max)); 0 if weights don't fit.
+
+    KV is taken as spread over the instance's HBM (attention data-parallel or KV heads sharded);
+    an engine that replicates the MLA latent on every tensor-parallel rank fits G times fewer.
+    """
+    free = instance.gpu.hbm_bytes * instance.gpus * memory_fraction - model.params_total * model.weight_dtype.bytes
+    per_request = float(kv.footprint(model).s_kv(max_context))
+    if free <= 0:
+        return 0
+    return int(min(free // per_request, MAX_BATCH))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DecodeCapacity:
+    """BS_max for a TPOT SLO and what one instance then serves.
+
+    bs_slo: largest B meeting the SLO (ignoring memory); bs_memory: largest B whose KV fits;
+    bs_max = min of both; binding: "tpot" or "memory" (or "weights" when they do not fit, or
+    "overhead" when even B = 1 misses the SLO). step_s at max(bs_max, 1); tokens_per_s
+    (= B / T_step) and requests_per_s (= B / (T_step x L_out), Theta_pd-d per instance, Eq. 5) at bs_max.
+    """
+
+    bs_max: int
+    bs_slo: int
+    bs_memory: int
+    binding: str
+    step_s: float
+    tokens_per_s: float
+    requests_per_s: float
+    context_tokens: float
+    tpot_s: float
+    output_tokens: float
+
+
+def decode_capacity(model: ModelSpec, instance: InstanceSpec, *, tpot_s: float, context: float,
+                    output_tokens: float, max_context: float | None = None,
+                    memory_fraction: float = DEFAULT_MEMORY_FRACTION,
+                    efficiency: Efficiency | None = None) -> DecodeCapacity:
+    """BS_max = max B with T_step(B, c) <= tpot_s and B x S_kv(max_context) within free HBM.
+
+    T_step is non-decreasing in B, so the SLO limit is found on the vectorised grid B = 1..limit.
+    """
+    bs_memory = memory_batch_limit(model, instance, max_context or context, memory_fraction=memory_fraction)
+    grid = np.arange(1, MAX_BATCH + 1, dtype=np.float64)
+    steps = decode_step(model, instance, grid, context, efficiency=efficiency).seconds
+    ok = np.nonzero(steps <= tpot_s)[0]
+    bs_slo = int(ok[-1] + 1) if ok.size else 0
+    bs_max = min(bs_slo, bs_memory)
+    if bs_max == 0:
+        binding = "weights" if bs_memory == 0 else "overhead"
+    else:
+        binding = "memory" if bs_memory < bs_slo else "tpot"
+    step = float(steps[max(bs_max, 1) - 1])
+    tokens = bs_max / step if bs_max else 0.0
+    return DecodeCapacity(bs_max=bs_max, bs_slo=bs_slo, bs_memory=bs_memory, binding=binding, step_s=step,
+                          tokens_per_s=tokens, requests_per_s=tokens / output_tokens, context_tokens=float(context),
+                          tpot_s=tpot_s, output_tokens=float(output_tokens))
