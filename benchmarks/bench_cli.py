@@ -24,7 +24,9 @@ def wall(args: list[str], repeat: int = 5) -> tuple[float, float]:
 
 
 def main() -> None:
-    for args in (["kv-rate", "internal-1t"], ["optimize"], ["optimize", "--format", "json"], ["latency", "--load", "0.7"]):
+    commands = (["kv-rate", "internal-1t"], ["optimize"], ["optimize", "--format", "json"],
+                ["latency", "--load", "0.7"])
+    for args in commands:
         best, med = wall(args)
         print(f"prfaas-plan {' '.join(args):<28} whole process: best {best:.3f} s, median {med:.3f} s")
 

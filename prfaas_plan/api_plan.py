@@ -40,21 +40,21 @@ def decode_rate(sc: ScenarioSpec, instance: InstanceSpec) -> tuple[float, dict[s
                 f"decode: pinned T_decode {units.s_to_ms(step):g} ms misses the SLO of "
                 f"{sc.decode_tokens_per_s:g} tokens/s ({units.s_to_ms(tpot):g} ms per token)", binding="decode")
         return bs / (step * sc.workload.output_tokens), {"mode": "pinned", "bs_max": bs, "t_decode_s": step}
-    try:
-        from prfaas_plan.core import decode
-    except ImportError:
-        raise SpecError("decode.mode derived needs the decode model; pin bs_max and t_decode instead",
-                        field="decode.mode") from None
+    from prfaas_plan.core.decode import decode_capacity
+
     context = sc.workload.input_total_mean + sc.workload.output_tokens
-    bs, step = decode.bs_max_and_step(sc.model, instance, tpot_s=tpot, context_tokens=context,
-                                      memory_fraction=sc.decode.memory_fraction)
-    if bs < 1:
+    cap = decode_capacity(sc.model, instance, tpot_s=tpot, context=context, output_tokens=sc.workload.output_tokens,
+                          memory_fraction=sc.decode.memory_fraction)
+    if cap.bs_max < 1:
+        why = {"weights": f"the weights ({units.bytes_to_gib(sc.model.params_total * sc.model.weight_dtype.bytes):,.0f}"
+                          f" GiB) do not fit in {sc.decode.memory_fraction:g} of the instance's HBM",
+               "overhead": f"even batch 1 takes {units.s_to_ms(cap.step_s):.1f} ms per step"}[cap.binding]
         raise InfeasibleError(
-            f"decode: no batch meets the SLO of {sc.decode_tokens_per_s:g} tokens/s on {instance.name} at "
-            f"{context:,.0f} tokens of context (batch 1 step {units.s_to_ms(step):.1f} ms > "
-            f"{units.s_to_ms(tpot):g} ms, or KV does not fit in HBM)", binding="decode")
-    return bs / (step * sc.workload.output_tokens), {"mode": "derived", "bs_max": bs, "t_decode_s": step,
-                                                     "context_tokens": context}
+            f"decode: no batch meets the SLO of {sc.decode_tokens_per_s:g} tokens/s "
+            f"({units.s_to_ms(tpot):g} ms per token) on {instance.name} at {context:,.0f} tokens of context: {why}",
+            binding="decode")
+    return cap.requests_per_s, {"mode": "derived", "bs_max": cap.bs_max, "t_decode_s": cap.step_s,
+                                "context_tokens": context, "bound_by": cap.binding}
 
 
 def timing(sc: ScenarioSpec, local: InstanceSpec | None = None) -> Timing:
@@ -91,6 +91,9 @@ def _point(op: OperatingPoint) -> dict[str, Any]:
     d["binding"] = str(op.binding)
     d["tight"] = [str(b) for b in op.tight]
     d["egress_gbps"] = units.bytes_per_s_to_gbps(op.egress_bytes_per_s)
+    # which half of Eq. 3 limits the offload path, whatever binds Lambda overall
+    c, lk = op.theta_prfaas_compute_rps, op.theta_prfaas_link_rps
+    d["prfaas_limited_by"] = None if c is None or lk is None else ("link" if lk < c else "prfaas-compute")
     return d
 
 

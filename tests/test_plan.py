@@ -164,3 +164,29 @@ def test_plot_writes_png(tmp_path):
     res = runner.invoke(app, ["optimize", "--plot", str(out)])
     assert res.exit_code == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_dense_model_is_link_limited_with_little_gain():
+    # the paper's motivation: MiniMax-M2.5 (dense GQA) on the same fleet and link
+    d = run_json("optimize", "--set", "model=MiniMax-M2.5")
+    b = d["best"]
+    assert b["prfaas_limited_by"] == "link"
+    assert b["link_utilization"] > 0.5
+    assert d["ratios"]["prfaas_vs_homogeneous"] < 1.1
+    assert d["baselines"]["naive_heterogeneous"]["binding"] == "link"
+    hybrid = run_json("optimize")
+    assert hybrid["best"]["prfaas_limited_by"] == "prfaas-compute"
+    assert hybrid["ratios"]["prfaas_vs_homogeneous"] > 1.4
+
+
+def test_derived_decode_says_why_it_is_infeasible():
+    # 1T parameters in fp8 do not fit in 8 x 96 GB x 0.9: the paper pins BS_max instead
+    res = runner.invoke(app, ["optimize", "--set", "decode.mode=derived"])
+    assert res.exit_code == 1
+    assert "decode" in res.stderr and "do not fit" in res.stderr
+
+
+def test_derived_decode_on_a_model_that_fits():
+    d = run_json("optimize", "--set", "model=Qwen3-235B-A22B", "--set", "decode.mode=derived")
+    assert d["decode"]["mode"] == "derived"
+    assert d["decode"]["bs_max"] >= 1 and d["decode"]["t_decode_s"] <= 0.025

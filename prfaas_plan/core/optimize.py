@@ -2,8 +2,9 @@
 
 The paper solves Eqs. 7-8 by exhaustive 2-D grid search. Here: one vectorised evaluation of
 Eq. 6 over the whole (t, N_prfaas, N_p) grid, N_d = N_local - N_p; then, at the best split,
-the Eq. 7 crossing Theta_prfaas / p = Theta_pd-p / (1 - p) is located by a bracketing root finder so t is
-not limited to the grid step (regula falsi, Illinois variant). The refined point is kept only if it beats the grid's best.
+the Eq. 7 crossing Theta_prfaas / p = Theta_pd-p / (1 - p) is located by a bracketing root finder
+(regula falsi, Illinois variant) so t is not limited to the grid step. The refined point is kept
+only if it beats the grid's best.
 """
 
 from __future__ import annotations

@@ -44,6 +44,9 @@ def _plan_tables(p: dict[str, Any]) -> list[Any]:
         ["l_long / l_short", f"{_tok(b['l_long_tokens'])} / {_tok(b['l_short_tokens'])}"],
         ["Lambda_max", f"{b['lambda_max_rps']:.3f} req/s"],
         ["bound by", _binding(b)],
+        ["PrfaaS path limited by", "-" if b["prfaas_limited_by"] is None else
+         f"{b['prfaas_limited_by']} (compute {b['theta_prfaas_compute_rps']:.2f} req/s, "
+         f"link {b['theta_prfaas_link_rps']:.2f} req/s)"],
         ["PrfaaS egress", f"{b['egress_gbps']:.2f} Gbps ({(b['link_utilization'] or 0) * 100:.1f}% of the link)"],
         ["workload", f"mean input {w['mean_input_tokens']:,.0f} tokens, output {w['output_tokens']:,.0f}"
          + ("" if w["prefix_hit_rate"] is None else f", prefix hit rate {w['prefix_hit_rate'] * 100:.1f}%")],
