@@ -190,3 +190,26 @@ def test_derived_decode_on_a_model_that_fits():
     d = run_json("optimize", "--set", "model=Qwen3-235B-A22B", "--set", "decode.mode=derived")
     assert d["decode"]["mode"] == "derived"
     assert d["decode"]["bs_max"] >= 1 and d["decode"]["t_decode_s"] <= 0.025
+
+
+def test_empirical_histogram_workload(tmp_path):
+    csv = tmp_path / "lengths.csv"
+    csv.write_text("length,count\n4096,3\n65536,1\n")
+    d = run_json("optimize", "--set", f"workload.input={{kind: empirical, file: '{csv}'}}")
+    assert d["workload"]["mean_input_tokens"] == pytest.approx((3 * 4096 + 65536) / 4)
+    # two lengths: the best threshold separates them (or sends everything one way)
+    assert d["best"]["p_offload"] in (0.0, pytest.approx(0.25), 1.0)
+
+
+@pytest.mark.parametrize("spec", ["{kind: uniform, min: 1K, max: 64K}", "{kind: gamma, shape: 2, scale: 8K, max: 128K}",
+                                  "{kind: fixed, value: 32K}"])
+def test_parametric_workloads(spec):
+    d = run_json("optimize", "--set", f"workload.input={spec}")
+    assert d["best"]["lambda_max_rps"] > 0
+
+
+def test_bad_empirical_row(tmp_path):
+    csv = tmp_path / "lengths.csv"
+    csv.write_text("length\n4096\nlots\n")
+    res = runner.invoke(app, ["optimize", "--set", f"workload.input={{kind: empirical, file: '{csv}'}}"])
+    assert res.exit_code == 2 and "row 3" in res.stderr

@@ -6,15 +6,13 @@ import csv
 from pathlib import Path
 
 from prfaas_plan.errors import SpecError
+from prfaas_plan.io.load import read_text
 
 
 def read_lengths_csv(path: Path):
     from prfaas_plan.core.lengths import Empirical
 
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        raise SpecError("file not found or unreadable", source=str(path)) from None
+    text = read_text(path)
     lengths: list[float] = []
     counts: list[float] = []
     for n, row in enumerate(csv.reader(text.splitlines()), start=1):

@@ -35,13 +35,18 @@ KINDS = ("models", "hardware", "scenarios")
 M = TypeVar("M", bound=BaseModel)
 
 
-def read_yaml(path: Path) -> Any:
+def read_text(path: Path, encoding: str = "utf-8") -> str:
+    """A file's text, or a SpecError naming the file (missing, a folder, unreadable, not text)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding=encoding)
     except FileNotFoundError:
         raise SpecError("file not found", source=str(path)) from None
     except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
         raise SpecError(f"cannot read: {exc.__class__.__name__}", source=str(path)) from None
+
+
+def read_yaml(path: Path) -> Any:
+    text = read_text(path)
     try:
         return yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as exc:
@@ -52,12 +57,7 @@ def read_yaml(path: Path) -> Any:
 
 
 def read_json(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecError("file not found", source=str(path)) from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-        raise SpecError(f"cannot read: {exc.__class__.__name__}", source=str(path)) from None
+    text = read_text(path)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

@@ -54,12 +54,9 @@ class MeasurementRow(Generic[M]):
 
 
 def _lines(path: Path) -> list[tuple[int, str]]:
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise SpecError("file not found", source=str(path)) from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-        raise SpecError(f"cannot read: {exc.__class__.__name__}", source=str(path)) from None
+    from prfaas_plan.io.load import read_text
+
+    text = read_text(path, encoding="utf-8-sig")
     return [(n, line) for n, line in enumerate(text.splitlines(), start=1)
             if line.strip() and not line.lstrip().startswith("#")]
 
