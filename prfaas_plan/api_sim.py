@@ -1,0 +1,140 @@
+"""Library API of `simulate`: each system of a scenario simulated at the same arrival rate."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from prfaas_plan.api_latency import resolve_rate, system_latency
+from prfaas_plan.api_systems import HOMOGENEOUS, NAIVE, PRFAAS, SystemConfig, systems
+from prfaas_plan.errors import SpecError
+from prfaas_plan.sim.policies import ControlConfig
+from prfaas_plan.sim.run import SimResult, simulate
+from prfaas_plan.specs.scenario import ScenarioSpec
+
+DEFAULT_LOAD = 0.8
+DEFAULT_REQUESTS = 20_000
+WARMUP_FRACTION = 0.1
+
+
+@dataclass(frozen=True)
+class SimRun:
+    """``payload``: the JSON-ready result; ``results``: per system, with histograms, the link
+    utilisation series and (if asked) per-request records, for plots and CSV files."""
+
+    payload: dict[str, Any]
+    results: dict[str, SimResult]
+    scenario: ScenarioSpec
+
+
+def _check(n_requests: int | None, duration_s: float | None, seed: Any) -> None:
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise SpecError(f"must be a whole number >= 0, got {seed!r}", field="--seed")
+    if n_requests is not None and duration_s is not None:
+        raise SpecError("give --requests or --duration, not both", field="--requests")
+    if n_requests is not None and (isinstance(n_requests, bool) or int(n_requests) != n_requests
+                                   or n_requests < 1):
+        raise SpecError(f"must be a whole number >= 1, got {n_requests!r}", field="--requests")
+    if duration_s is not None and not (duration_s > 0 and math.isfinite(duration_s)):
+        raise SpecError(f"must be a positive number of seconds, got {duration_s!r}", field="--duration")
+
+
+def expected_requests(sc: ScenarioSpec, rate_rps: float, n_requests: int | None, duration_s: float | None) -> int:
+    """About how many requests one system's run will see (for progress bars)."""
+    trace = sc.workload.trace
+    if n_requests is not None:
+        return min(n_requests, len(trace)) if trace is not None else n_requests
+    if duration_s is not None:
+        return max(1, round(rate_rps * duration_s))
+    return len(trace) if trace is not None else DEFAULT_REQUESTS
+
+
+def _summary(res: SimResult) -> dict[str, Any]:
+    d = res.to_dict()
+    keys = ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "tpot_s", "per_path", "throughput_rps",
+            "completed", "link_utilization", "prefix_hit_rate")
+    return {k: d[k] for k in keys} | {k: v for k, v in d.items() if k not in keys}
+
+
+def run_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | None = None,
+                n_requests: int | None = None, duration_s: float | None = None, seed: int = 0,
+                records: bool = False, which: tuple[str, ...] = (PRFAAS, HOMOGENEOUS, NAIVE),
+                control: ControlConfig | None = None,
+                progress: Callable[[str, int, int], None] | None = None) -> SimRun:
+    """Simulate every system the scenario compares at one arrival rate; see :func:`simulate_systems`.
+
+    ``progress(system, arrived, expected)`` is called as each run advances.
+    """
+    _check(n_requests, duration_s, seed)
+    configs: dict[str, SystemConfig] = systems(sc, which=which)
+    rate, load_f = resolve_rate(configs, rate_rps, load, default_load=DEFAULT_LOAD)
+    if sc.workload.trace is None and n_requests is None and duration_s is None:
+        n_requests = DEFAULT_REQUESTS
+    streams = np.random.SeedSequence(int(seed)).spawn(len(configs))
+    results: dict[str, SimResult] = {}
+    per: dict[str, Any] = {}
+    for (name, c), stream in zip(configs.items(), streams, strict=True):
+        expected = expected_requests(sc, rate, n_requests, duration_s)
+        tick = None if progress is None else (lambda n, name=name, expected=expected: progress(name, n, expected))
+        res = simulate(sc, c, rate_rps=rate, n_requests=n_requests, duration_s=duration_s,
+                       rng=np.random.default_rng(stream), records=records, warmup_fraction=WARMUP_FRACTION,
+                       control=control, progress=tick)
+        results[name] = res
+        analytic = system_latency(sc, c, rate)
+        per[name] = _summary(res) | {
+            "capacity_rps": c.capacity_rps, "capacity_binding": c.capacity_binding, "load": rate / c.capacity_rps,
+            "config": {"threshold_tokens": c.threshold_tokens, "n_prfaas": c.n_prfaas, "n_p": c.n_p, "n_d": c.n_d,
+                       "bs_max": c.bs_max},
+            "analytic": {k: analytic.get(k) for k in ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s",
+                                                      "stable")},
+            "sim": {"events": res.events, "cpu_s": res.cpu_s, "wall_s": res.wall_s,
+                    "requests_per_cpu_s": _finite(res.requests / res.cpu_s if res.cpu_s > 0 else None)},
+        }
+    head_name = PRFAAS if PRFAAS in per else next(iter(per))
+    head = per[head_name]
+    events = sum(r.events for r in results.values())
+    cpu = sum(r.cpu_s for r in results.values())
+    arrived = sum(r.requests for r in results.values())
+    payload = {
+        "scenario": sc.name, "model": sc.model.name, "system": head_name,
+        **{k: v for k, v in head.items() if k not in ("sim", "config", "load", "capacity_rps", "capacity_binding",
+                                                      "rate_rps", "analytic")},
+        "rate_rps": rate, "load": load_f, "load_reference": "smallest exact-method Lambda_max among the systems",
+        "systems": per,
+        "sim": {"seed": int(seed), "requests": n_requests, "duration_s": duration_s,
+                "warmup_fraction": WARMUP_FRACTION,
+                "workload": "trace" if sc.workload.trace is not None else "parametric",
+                "arrival": "trace" if sc.workload.trace is not None else sc.workload.arrival,
+                "cache_mode": sc.cache_mode, "events": events, "cpu_s": cpu,
+                "requests_per_cpu_s": _finite(arrived / cpu if cpu > 0 else None),
+                "events_per_cpu_s": _finite(events / cpu if cpu > 0 else None),
+                "control": None if control is None else {
+                    "max_link_utilization": control.max_link_utilization, "window_s": control.window_s,
+                    "margin": control.margin, "period_s": control.period_s}},
+    }
+    return SimRun(payload=payload, results=results, scenario=sc)
+
+
+def simulate_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | None = None,
+                     n_requests: int | None = None, duration_s: float | None = None, seed: int = 0,
+                     records: bool = False, which: tuple[str, ...] = (PRFAAS, HOMOGENEOUS, NAIVE),
+                     control: ControlConfig | None = None) -> dict[str, Any]:
+    """Simulate each system at the SAME arrival rate; a JSON-ready dict.
+
+    The rate: ``rate_rps`` directly, or ``load`` x the smallest capacity (exact-method
+    Lambda_max) among the systems compared; default load 0.8. One independent random stream per
+    system (``SeedSequence(seed).spawn``). Top-level keys describe PrfaaS-PD (TTFT mean and
+    percentiles, TPOT, per path, throughput, link utilisation, prefix hit rate); ``systems``
+    holds every system with its capacity and the analytic TTFT at the same rate; ``sim`` the
+    run's size and speed. :func:`run_systems` also returns the histograms and series for plots.
+    """
+    return run_systems(sc, rate_rps=rate_rps, load=load, n_requests=n_requests, duration_s=duration_s,
+                       seed=seed, records=records, which=which, control=control).payload
+
+
+def _finite(x: float | None) -> float | None:
+    return x if x is not None and math.isfinite(x) else None

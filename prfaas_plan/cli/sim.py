@@ -1,0 +1,154 @@
+"""`simulate`: discrete-event simulation of PrfaaS-PD and the baselines at one arrival rate."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from prfaas_plan.cli import app
+from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from
+from prfaas_plan.cli.plan import MethodOpt, PlotOpt, ScenarioArg, SetOpt, TraceOpt, _method
+from prfaas_plan.errors import SpecError
+
+# numbers are read as text and parsed here, so a bad value is one line and exit code 2
+RequestsOpt = Annotated[str | None, typer.Option("--requests", metavar="N",
+                                                 help="Requests per system (default 20,000; a trace: all of it)")]
+DurationOpt = Annotated[str | None, typer.Option("--duration", metavar="S",
+                                                 help="Seconds of arrivals per system instead, e.g. 3600 or 2h")]
+RateOpt = Annotated[str | None, typer.Option("--rate", metavar="R", help="Arrival rate, req/s (same for all)")]
+LoadOpt = Annotated[str | None, typer.Option("--load", metavar="F", help="Fraction of the smallest Lambda_max "
+                                             "among the systems (default 0.8)")]
+SeedOpt = Annotated[str, typer.Option("--seed", metavar="N", help="Random seed (one stream per system)")]
+RecordsOpt = Annotated[Path | None, typer.Option("--records", help="Write per-request records to this CSV")]
+
+
+def _number(text: str | None, option: str) -> float | None:
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise SpecError(f"expected a number, got {text!r}", field=option) from None
+    if not math.isfinite(value):
+        raise SpecError(f"expected a finite number, got {text!r}", field=option)
+    return value
+
+
+def _whole(text: str | None, option: str, minimum: int) -> int | None:
+    if text is None:
+        return None
+    try:
+        value = int(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        raise SpecError(f"expected a whole number, got {text!r}", field=option) from None
+    if value < minimum:
+        raise SpecError(f"must be >= {minimum}, got {value}", field=option)
+    return value
+
+
+def _duration(text: str | None) -> float | None:
+    if text is None:
+        return None
+    from prfaas_plan import units
+
+    try:
+        value = units.parse_duration(text)
+    except (ValueError, SpecError):
+        raise SpecError(f"expected a duration such as 3600 or 2h, got {text!r}", field="--duration") from None
+    if not value > 0:
+        raise SpecError(f"must be > 0 s, got {text!r}", field="--duration")
+    return value
+
+
+@app.command("simulate")
+def simulate(
+    scenario: ScenarioArg = None,
+    set_: SetOpt = None,
+    method: MethodOpt = None,
+    trace: TraceOpt = None,
+    requests: RequestsOpt = None,
+    duration: DurationOpt = None,
+    rate: RateOpt = None,
+    load: LoadOpt = None,
+    seed: SeedOpt = "0",
+    plot: PlotOpt = None,
+    records: RecordsOpt = None,
+    fmt: FormatOpt = Format.table,
+    catalog: CatalogOpt = None,
+) -> None:
+    """Simulate PrfaaS-PD, homogeneous PD and naive heterogeneous PD at the same arrival rate.
+
+    Measures TTFT (mean, P50, P90, P99; overall and per path), throughput, pool and link
+    utilisation, and the prefix hit rate of a trace, beside the analytic TTFT.
+
+    Example: prfaas-plan simulate --load 0.8 --requests 50000 --plot sim.png
+    """
+    from prfaas_plan import api_sim
+    from prfaas_plan.io import views_sim
+    from prfaas_plan.io.scenario import load_scenario
+
+    n = _whole(requests, "--requests", 1)
+    dur = _duration(duration)
+    rate_rps, load_f = _number(rate, "--rate"), _number(load, "--load")
+    seed_n = _whole(seed, "--seed", 0)
+    if rate_rps is not None and load_f is not None:
+        raise SpecError("give --rate or --load, not both", field="--rate")
+    if n is not None and dur is not None:
+        raise SpecError("give --requests or --duration, not both", field="--requests")
+    sc = load_scenario(scenario, catalog_from(catalog), overrides=set_, method=_method(method),
+                       trace=str(trace) if trace else None)
+    with _Bar() as tick:
+        run = api_sim.run_systems(sc, rate_rps=rate_rps, load=load_f, n_requests=n, duration_s=dur,
+                                  seed=seed_n if seed_n is not None else 0, records=records is not None, progress=tick)
+    if plot is not None:
+        from prfaas_plan.io.plots_sim import sim_figure
+
+        sim_figure(run, plot)
+        typer.echo(f"wrote {plot}", err=True)
+    if records is not None:
+        _write_records(run, records)
+        typer.echo(f"wrote {records}", err=True)
+    views_sim.emit_sim(fmt, run.payload)
+
+
+def _write_records(run: Any, path: Path) -> None:
+    from prfaas_plan.io.render import to_csv
+
+    rows = [{"system": name} | rec for name, res in run.results.items() for rec in (res.records or [])]
+    try:
+        path.write_text(to_csv(rows))
+    except OSError as exc:
+        raise SpecError(f"cannot write the records: {exc}", field="--records") from None
+
+
+class _Bar:
+    """A rich progress bar per system on stderr when it is a terminal; silent otherwise."""
+
+    def __init__(self) -> None:
+        import sys
+
+        self.enabled = sys.stderr.isatty()
+        self._bar: Any = None
+        self._tasks: dict[str, Any] = {}
+
+    def __enter__(self):
+        if not self.enabled:
+            return None
+        from rich.console import Console
+        from rich.progress import Progress
+
+        self._bar = Progress(console=Console(stderr=True), transient=True)
+        self._bar.start()
+        return self._tick
+
+    def _tick(self, name: str, arrived: int, expected: int) -> None:
+        if name not in self._tasks:
+            self._tasks[name] = self._bar.add_task(f"simulating {name}", total=expected)
+        self._bar.update(self._tasks[name], completed=min(arrived, expected))
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()

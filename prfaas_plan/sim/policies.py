@@ -1,0 +1,356 @@
+"""The simulator's policies: the request stream, the prefix caches, and the dual-timescale scheduler.
+
+Request stream: ``make_source`` gives a parametric source (arrivals and lengths drawn in
+vectorised batches) or a trace source (replayed request by request through one prefix cache per
+cluster, bandwidth-scarce or bandwidth-abundant mode; see :mod:`prfaas_plan.sim.run`).
+
+Scheduler (PAPER.md section 2), as simple rules. Short term: when the cross-datacenter link has
+been busy more than ``max_link_utilization`` of the last ``window_s`` seconds, requests just
+above the threshold (t < l <= t (1 + margin)) stay local, so the link drains. Long term: every
+``period_s`` seconds, if the local prefill (PD-P) queue is long while a decode instance's worth
+of slots sits idle, one decode instance becomes a prefill instance; if decode admission has a
+long queue while a PD-P instance is idle, one prefill instance becomes a decode instance
+(N_p, N_d >= 1 always). Both are off unless asked for.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict, deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from prfaas_plan.errors import SpecError
+from prfaas_plan.sim.entities import DecodeSlots, Pool
+from prfaas_plan.sim.stations import SharedLink, gamma_arrivals, poisson_arrivals
+
+__all__ = ["BlockCache", "ControlConfig", "LinkMonitor", "ParamSource", "RoleBalancer", "TraceSource",
+           "make_source"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ControlConfig:
+    """Scheduler knobs. ``max_link_utilization`` None turns the short-term rule off, ``period_s``
+    None (the default) the long-term one. ``queue_per_instance``: a queue counts as long when it
+    holds at least this many requests per instance of its pool (PD-P instances for the prefill
+    queue, decode instances for the admission queue).
+    """
+
+    max_link_utilization: float | None = 0.9
+    window_s: float = 5.0
+    margin: float = 0.25
+    period_s: float | None = None
+    queue_per_instance: float = 2.0
+
+    def __post_init__(self) -> None:
+        u = self.max_link_utilization
+        if u is not None and not 0 < u <= 1:
+            raise SpecError(f"must be in (0, 1], got {u!r}", field="control.max_link_utilization")
+        if not self.window_s > 0:
+            raise SpecError(f"must be > 0 s, got {self.window_s!r}", field="control.window_s")
+        if not self.margin >= 0:
+            raise SpecError(f"must be >= 0, got {self.margin!r}", field="control.margin")
+        if self.period_s is not None and not self.period_s > 0:
+            raise SpecError(f"must be > 0 s, got {self.period_s!r}", field="control.period_s")
+        if not self.queue_per_instance > 0:
+            raise SpecError(f"must be > 0, got {self.queue_per_instance!r}", field="control.queue_per_instance")
+
+
+class LinkMonitor:
+    """Busy fraction of a link over roughly the last ``window_s`` seconds.
+
+    Samples (time, cumulative busy time) at each query and keeps the oldest sample no later than
+    now - window_s, so the window is between window_s and window_s + one query gap long (queries
+    come with arrivals, a fraction of a second apart at the rates that matter).
+    """
+
+    __slots__ = ("_samples", "link", "window_s")
+
+    def __init__(self, link: SharedLink, window_s: float) -> None:
+        self.link = link
+        self.window_s = window_s
+        self._samples: deque[tuple[float, float]] = deque()
+
+    def utilisation(self) -> float:
+        link = self.link
+        now = link.engine.now
+        busy = link.bytes_carried / link.bandwidth  # advances the link's clock
+        samples = self._samples
+        samples.append((now, busy))
+        edge = now - self.window_s
+        while len(samples) > 1 and samples[1][0] <= edge:
+            samples.popleft()
+        t0, b0 = samples[0]
+        return (busy - b0) / (now - t0) if now > t0 else 0.0
+
+
+class RoleBalancer:
+    """The long-term rule: move one local instance between the PD-P pool and the decode slots."""
+
+    __slots__ = ("bs_max", "changes", "decode", "n_d", "prefill", "queue_per_instance")
+
+    def __init__(self, prefill: Pool, decode: DecodeSlots, *, n_d: int, bs_max: int,
+                 queue_per_instance: float) -> None:
+        self.prefill = prefill
+        self.decode = decode
+        self.n_d = n_d
+        self.bs_max = bs_max
+        self.queue_per_instance = queue_per_instance
+        self.changes = 0
+
+    @property
+    def n_p(self) -> int:
+        return self.prefill.n
+
+    def step(self) -> None:
+        pool, dec = self.prefill, self.decode
+        long = self.queue_per_instance
+        if len(pool.queue) >= long * pool.n and self.n_d > 1 and dec.idle() >= self.bs_max:
+            # the idle slots are treated as one instance's worth (slots are fungible across instances)
+            dec.remove(self.bs_max)
+            self.n_d -= 1
+            pool.add_server()
+            self.changes += 1
+        elif len(dec.waiting) >= long * self.n_d and not pool.queue and pool.remove_idle_server():
+            dec.add(self.bs_max)
+            self.n_d += 1
+            self.changes += 1
+
+
+# ----------------------------------------------------------------------------- prefix caches
+
+
+class BlockCache:
+    """One cluster's prefix cache of hashed blocks, LRU when ``capacity_blocks`` is set.
+
+    Same rules as :func:`prfaas_plan.core.trace.replay_prefix_cache`: a request's hit is its
+    number of leading blocks present; afterwards all its blocks are inserted or touched in prefix
+    order and the least recently used block is evicted beyond capacity.
+    """
+
+    __slots__ = ("_blocks", "capacity")
+
+    def __init__(self, capacity_blocks: int | None = None) -> None:
+        self.capacity = capacity_blocks
+        self._blocks: OrderedDict[int, None] | set[int] = set() if capacity_blocks is None else OrderedDict()
+
+    def hits(self, blocks: list[int]) -> int:
+        cache = self._blocks
+        n = 0
+        for h in blocks:
+            if h not in cache:
+                break
+            n += 1
+        return n
+
+    def insert(self, blocks: list[int]) -> None:
+        cache = self._blocks
+        if isinstance(cache, set):
+            cache.update(blocks)
+            return
+        cap = self.capacity
+        assert cap is not None
+        for h in blocks:
+            if h in cache:
+                cache.move_to_end(h)
+            else:
+                cache[h] = None
+                if len(cache) > cap:
+                    cache.popitem(last=False)
+
+
+# ----------------------------------------------------------------------------- workload sources
+
+CHUNK = 16_384  # requests drawn per vectorised batch
+Route = Callable[[float], bool]
+Drawn = tuple[bool, int, float, float, float, float]  # offload, l, service s, KV bytes, decode hold s, prefetch B
+
+
+class ParamSource:
+    """A parametric workload: arrivals and uncached lengths drawn in batches of ``CHUNK``.
+
+    Each batch samples gaps and lengths and evaluates T_prfaas, T_local and S_kv in one numpy
+    call each (then Python floats, which the event heap compares fastest). Only the current
+    batch is alive, so memory does not grow with the number of requests.
+    """
+
+    traced = False
+
+    def __init__(self, sc: Any, system: Any, rng: np.random.Generator, *, rate_rps: float,
+                 n_requests: int | None, duration_s: float | None, warmup_fraction: float) -> None:
+        self.sc, self.system, self.rng = sc, system, rng
+        self.rate_rps = rate_rps
+        cv = sc.workload.arrival_cv if sc.workload.arrival == "gamma" else 1.0
+        self._gaps = (lambda n, start: poisson_arrivals(rng, rate_rps, n, start)) if cv == 1.0 else \
+            (lambda n, start: gamma_arrivals(rng, rate_rps, cv, n, start))
+        self.n = n_requests
+        self.duration = duration_s
+        self.horizon_s = duration_s if duration_s is not None else (n_requests or 0) / rate_rps
+        self.warm_i = int(warmup_fraction * n_requests) if n_requests is not None else None
+        if self.warm_i is not None and n_requests is not None:
+            self.warm_i = min(self.warm_i, n_requests - 1)
+        self.warm_t = warmup_fraction * duration_s if duration_s is not None else 0.0
+        self.hold = float(sc.workload.output_tokens) * system.t_decode_s
+        self.tokens_in = self.tokens_hit = 0
+        self._base = 0
+        self._last_time = 0.0
+        self._exhausted = False
+        self._times: list[float] = []
+        self._draw()
+
+    def _draw(self) -> None:
+        base = self._base + len(self._times)
+        size = CHUNK if self.n is None else min(CHUNK, self.n - base)
+        self._times, self._base = [], base
+        self._l = self._svc_p = self._svc_l = self._kv = []  # free the spent batch before drawing
+        if size <= 0 or self._exhausted:
+            return
+        times = self._gaps(size, self._last_time)
+        lengths = self.sc.workload.lengths.sample(self.rng, size)
+        if self.duration is not None and times[-1] >= self.duration:
+            keep = int(np.searchsorted(times, self.duration, side="left"))
+            times, lengths = times[:keep], lengths[:keep]
+            self._exhausted = True
+        s = self.system
+        x = np.asarray(lengths, dtype=np.float64)
+        self._l = np.asarray(lengths).tolist()
+        self._svc_p = np.asarray(s.t_prfaas(x), dtype=np.float64).tolist() if s.t_prfaas else self._l
+        self._svc_l = np.asarray(s.t_local(x), dtype=np.float64).tolist() if s.t_local else self._l
+        self._kv = np.asarray(s.kv_bytes(x), dtype=np.float64).tolist()
+        self._times = times.tolist()
+        self._base = base
+        if self._times:
+            self._last_time = self._times[-1]
+
+    def next_time(self, i: int) -> float | None:
+        """Arrival time of request ``i`` (asked in order), None past the last one."""
+        pos = i - self._base
+        if pos >= len(self._times):
+            if not self._times:
+                return None
+            self._draw()
+            pos = i - self._base
+            if pos >= len(self._times):
+                return None
+        return self._times[pos]
+
+    def measured(self, i: int, now: float) -> bool:
+        return i >= self.warm_i if self.warm_i is not None else now >= self.warm_t
+
+    def request(self, i: int, route: Route, measured: bool) -> Drawn:
+        pos = i - self._base
+        l = self._l[pos]
+        if route(l):
+            return True, l, self._svc_p[pos], self._kv[pos], self.hold, 0.0
+        return False, l, self._svc_l[pos], 0.0, self.hold, 0.0
+
+
+class TraceSource:
+    """A trace replayed request by request, with one prefix cache per cluster (see ``sim.run``).
+
+    T_prfaas, T_local and S_kv are tabulated once over 0..max input length (one numpy call
+    each), since the uncached length of a request depends on the caches when it arrives.
+    """
+
+    traced = True
+
+    def __init__(self, sc: Any, system: Any, *, rate_rps: float | None, n_requests: int | None,
+                 duration_s: float | None, warmup_fraction: float) -> None:
+        trace = sc.workload.trace
+        order = np.argsort(trace.arrival_s, kind="stable")
+        t = trace.arrival_s[order] - trace.arrival_s[order[0]]
+        native = (len(t) - 1) / t[-1] if len(t) > 1 and t[-1] > 0 else None
+        if rate_rps is not None:
+            if native is None:
+                raise SpecError("the trace has no time span to scale to a rate", field="--rate")
+            t = t * (native / rate_rps)
+        elif native is None:
+            raise SpecError("the trace spans no time; give --rate", field="--rate")
+        if duration_s is not None:
+            keep = int(np.searchsorted(t, duration_s, side="left"))
+        else:
+            keep = len(t) if n_requests is None else min(int(n_requests), len(t))
+        keep = max(keep, 1)
+        self.rate_rps = float(rate_rps if rate_rps is not None else native)  # type: ignore[arg-type]
+        self._order = order[:keep].tolist()
+        self._times = t[:keep].tolist()
+        self.horizon_s = float(t[keep - 1]) if keep > 1 else 1.0
+        self.warm_i = min(int(warmup_fraction * keep), keep - 1)
+        self._inputs = trace.input_tokens.tolist()
+        self._outputs = trace.output_tokens.tolist()
+        self._flat = trace.hash_ids.tolist()
+        self._off = trace.hash_offsets.tolist()
+        self.bt = int(trace.block_tokens)
+        self.step = float(system.t_decode_s)
+        self.abundant = sc.cache_mode == "bandwidth-abundant"
+        cap = _cache_blocks(sc, self.bt)
+        self.pd_cache, self.pf_cache = BlockCache(cap), BlockCache(cap)
+        grid = np.arange(int(trace.input_tokens.max()) + 1, dtype=np.float64)
+        self._tp = np.asarray(system.t_prfaas(grid), dtype=np.float64) if system.t_prfaas else None
+        self._tl = np.asarray(system.t_local(grid), dtype=np.float64) if system.t_local else None
+        self._kv = np.asarray(system.kv_bytes(grid), dtype=np.float64)
+        self.tokens_in = self.tokens_hit = 0
+
+    def next_time(self, i: int) -> float | None:
+        return self._times[i] if i < len(self._times) else None
+
+    def measured(self, i: int, now: float) -> bool:
+        return i >= self.warm_i
+
+    def request(self, i: int, route: Route, measured: bool) -> Drawn:
+        j = self._order[i]
+        blocks = self._flat[self._off[j]:self._off[j + 1]]
+        total = self._inputs[j]
+        bt = self.bt
+        c_pd = min(self.pd_cache.hits(blocks) * bt, total - 1)
+        c_pf = min(self.pf_cache.hits(blocks) * bt, total - 1)
+        if self.abundant:
+            l = total - max(c_pd, c_pf)
+            off = route(l)
+            compute = l
+            prefetch = (c_pd - c_pf) if off else (c_pf - c_pd)  # the cluster holding less receives the gap
+        else:
+            l = total - c_pd
+            off = route(l)
+            compute = total - c_pf if off else l
+            prefetch = 0
+        self.pd_cache.insert(blocks)  # the PD cluster ends up with every request's KV
+        if off:
+            self.pf_cache.insert(blocks)
+        if measured:
+            self.tokens_in += total
+            self.tokens_hit += total - compute
+        table = self._tp if off else self._tl
+        assert table is not None
+        kv = float(self._kv[total - c_pd]) if off else 0.0  # PD receives what it lacks, with the state
+        extra = float(self._kv[prefetch] - self._kv[0]) if prefetch > 0 else 0.0
+        return off, l, float(table[compute]), kv, self._outputs[j] * self.step, extra
+
+
+def _cache_blocks(sc: Any, block_tokens: int) -> int | None:
+    gib = (sc.workload.description or {}).get("cache_capacity_gib")
+    if gib is None:
+        return None
+    from prfaas_plan import units
+    from prfaas_plan.core import kv
+    from prfaas_plan.core.trace import blocks_for_capacity
+
+    return blocks_for_capacity(gib * units.GIB, kv.footprint(sc.model).kv_bytes_per_token, block_tokens)
+
+
+def make_source(sc: Any, system: Any, rng: np.random.Generator, *, rate_rps: float | None,
+                n_requests: int | None, duration_s: float | None,
+                warmup_fraction: float) -> ParamSource | TraceSource:
+    """The request stream of a scenario: its trace if it has one, else its length distribution."""
+    if sc.workload.trace is not None:
+        return TraceSource(sc, system, rate_rps=rate_rps, n_requests=n_requests, duration_s=duration_s,
+                           warmup_fraction=warmup_fraction)
+    rate = rate_rps if rate_rps is not None else sc.workload.rate_rps
+    if rate is None:
+        raise SpecError("give an arrival rate (--rate or --load, or workload.rate_rps)", field="--rate")
+    if n_requests is None and duration_s is None:
+        n_requests = 20_000
+    return ParamSource(sc, system, rng, rate_rps=float(rate), n_requests=n_requests, duration_s=duration_s,
+                       warmup_fraction=warmup_fraction)
