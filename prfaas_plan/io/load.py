@@ -14,14 +14,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
-from pydantic import BaseModel, ValidationError
 
 from prfaas_plan.errors import SpecError
+from prfaas_plan.io.cache import cached
 from prfaas_plan.specs.hardware import GpuSpec
 from prfaas_plan.specs.model import ModelSpec
+
+if TYPE_CHECKING:  # pydantic is imported only when a file is validated (see io/cache.py)
+    from pydantic import BaseModel, ValidationError
 
 try:  # libyaml is several times faster where present
     _Loader: Any = yaml.CSafeLoader
@@ -32,7 +35,7 @@ ENV_CATALOG = "PRFAAS_PLAN_CATALOG"
 PACKAGED_CATALOG = Path(__file__).resolve().parent.parent / "catalog"
 KINDS = ("models", "hardware", "scenarios")
 
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M", bound="BaseModel")
 
 
 def read_text(path: Path, encoding: str = "utf-8") -> str:
@@ -111,6 +114,8 @@ def validation_message(exc: ValidationError) -> tuple[str, str]:
 def validate(schema: type[M], data: Any, source: str) -> M:
     if not isinstance(data, dict):
         raise SpecError(f"expected a mapping of keys, got {type(data).__name__}", source=source)
+    from pydantic import ValidationError
+
     try:
         return schema.model_validate(data)
     except ValidationError as exc:
@@ -198,29 +203,40 @@ def is_path_like(ref: str) -> bool:
 
 def load_model(ref: str, catalog: Catalog | None = None) -> ModelSpec:
     """A model by catalog name, model YAML file, or HuggingFace config.json."""
-    from prfaas_plan.io.schema import ModelFile
-
     catalog = catalog or Catalog.default()
     path = Path(ref)
     if ref.endswith(".json"):
         from prfaas_plan.io.hf_import import import_hf_config
+        from prfaas_plan.io.schema import ModelFile
 
         data = import_hf_config(read_json(path), source=str(path))
         return validate(ModelFile, data, str(path)).to_spec()
     if not (is_path_like(ref) or path.is_file()):
         path = catalog.find("models", ref)
-    return validate(ModelFile, read_yaml(path), str(path)).to_spec()
+
+    def build() -> ModelSpec:
+        from prfaas_plan.io.schema import ModelFile
+
+        return validate(ModelFile, read_yaml(path), str(path)).to_spec()
+
+    return cached("model", [path], build) if path.is_file() else build()
 
 
 def load_gpu(ref: str, catalog: Catalog | None = None) -> GpuSpec:
     """A GPU by catalog name or hardware YAML file, with the highest-priority efficiency overlay."""
-    from prfaas_plan.io.schema import EfficiencyOverlay, HardwareFile
-
     catalog = catalog or Catalog.default()
     path = Path(ref) if is_path_like(ref) else catalog.find("hardware", ref)
-    hw = validate(HardwareFile, read_yaml(path), str(path))
-    overlays = catalog.overlays(hw.name)
-    if overlays:
-        ov = validate(EfficiencyOverlay, read_yaml(overlays[0]), str(overlays[0]))
-        return hw.to_spec(efficiency=ov.efficiency)
-    return hw.to_spec()
+    name = _head(path.resolve()).get("name") if path.is_file() else None
+    overlays = catalog.overlays(str(name)) if name else []
+
+    def build() -> GpuSpec:
+        from prfaas_plan.io.schema import EfficiencyOverlay, HardwareFile
+
+        hw = validate(HardwareFile, read_yaml(path), str(path))
+        found = catalog.overlays(hw.name)
+        if found:
+            ov = validate(EfficiencyOverlay, read_yaml(found[0]), str(found[0]))
+            return hw.to_spec(efficiency=ov.efficiency)
+        return hw.to_spec()
+
+    return cached("gpu", [path, *overlays[:1]], build) if path.is_file() else build()
