@@ -70,6 +70,7 @@ def run_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float 
     ``progress(system, arrived, expected)`` is called as each run advances.
     """
     _check(n_requests, duration_s, seed)
+    control = control if control is not None else sc.control
     configs: dict[str, SystemConfig] = systems(sc, which=which)
     rate, load_f = resolve_rate(configs, rate_rps, load, default_load=DEFAULT_LOAD)
     if sc.workload.trace is None and n_requests is None and duration_s is None:

@@ -174,6 +174,17 @@ class Clusters(Strict):
     local: Cluster
 
 
+class Control(Strict):
+    """The scheduler's control loops in the simulator (PAPER.md 2, dual-timescale scheduling)."""
+
+    max_link_utilization: Annotated[float, Field(gt=0, le=1)] | None = None  # short term; None: off
+    window: PositiveFloat = 5.0  # sliding window of the link utilisation, s
+    margin: NonNegativeFloat = 0.25  # requests with t < l <= t (1 + margin) stay local when the link is busy
+    period: PositiveFloat | None = None  # long term: re-balance prefill/decode roles every period; None: off
+    queue_per_instance: PositiveFloat = 2.0
+    _d = field_validator("window", "period", mode="before")(lambda v: None if v is None else _duration(v))
+
+
 class ScenarioProfile(ProfileFields):
     model: str
 
@@ -193,6 +204,7 @@ class ScenarioFile(Strict):
     baselines: Baselines = Field(default_factory=Baselines)
     layerwise_pipelining: bool = True
     cache_mode: Literal["bandwidth-scarce", "bandwidth-abundant"] = "bandwidth-scarce"
+    control: Control = Field(default_factory=Control)
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str], source: str) -> dict[str, Any]:
@@ -304,6 +316,15 @@ def _cluster(c: Cluster, catalog: Catalog) -> ClusterSpec:
                        instances=c.instances, price_per_gpu_hour=c.price_per_gpu_hour)
 
 
+def _control(c: Control):
+    if c.max_link_utilization is None and c.period is None:
+        return None
+    from prfaas_plan.sim.policies import ControlConfig
+
+    return ControlConfig(max_link_utilization=c.max_link_utilization, window_s=c.window, margin=c.margin,
+                         period_s=c.period, queue_per_instance=c.queue_per_instance)
+
+
 def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog) -> ScenarioSpec:
     from dataclasses import replace
 
@@ -369,5 +390,6 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog) -> ScenarioSpec:
         naive_heterogeneous=sc.baselines.naive_heterogeneous,
         layerwise_pipelining=sc.layerwise_pipelining,
         cache_mode=sc.cache_mode,
+        control=_control(sc.control),
         path=source,
     )

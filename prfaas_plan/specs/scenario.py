@@ -95,6 +95,7 @@ class ScenarioSpec:
     naive_heterogeneous: bool = True
     layerwise_pipelining: bool = True
     cache_mode: str = "bandwidth-scarce"
+    control: Any = None  # sim.policies.ControlConfig, or None: no control loops
     path: str | None = None
 
     @property
