@@ -1,0 +1,31 @@
+"""Every command has help with an example and appears in the README; the README's set-up lines hold."""
+
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from prfaas_plan.cli import app
+from tests.conftest import ROOT
+
+runner = CliRunner()
+README = (ROOT / "README.md").read_text()
+COMMANDS = ["models", "hardware", "model show", "model import", "kv-rate", "optimize", "sweep", "latency",
+            "simulate", "perf", "calibrate"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_command_has_help_with_example_and_is_in_readme(command):
+    res = runner.invoke(app, [*command.split(), "--help"])
+    assert res.exit_code == 0
+    assert "Example: prfaas-plan" in res.stdout
+    assert f"prfaas-plan {command}" in README
+
+
+def test_readme_opens_with_the_two_setup_commands():
+    block = re.search(r"```bash\n(.*?)```", README, re.S).group(1).strip().splitlines()
+    assert len(block) == 2
+    assert block[0].endswith("prfaas-plan optimize")
+    assert ".ci/run" in README
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert block[1] in ci  # CI runs the README's test command verbatim
