@@ -130,6 +130,45 @@ def blocks_for_capacity(capacity_bytes: float, bytes_per_token: float,
     return math.floor(blocks * (1 + 1e-12))  # 10 blocks' worth of bytes is 10 blocks despite rounding
 
 
+class BlockCache:
+    """One cluster's prefix cache of hashed blocks, LRU when ``capacity_blocks`` is set.
+
+    A request's hit is its number of leading blocks present (the first miss ends it); afterwards
+    all its blocks are inserted or touched in prefix order and the least recently used block is
+    evicted beyond capacity. The replay below and the simulator's per-cluster caches share it.
+    """
+
+    __slots__ = ("_blocks", "capacity")
+
+    def __init__(self, capacity_blocks: int | None = None) -> None:
+        self.capacity = capacity_blocks
+        self._blocks: OrderedDict[int, None] | set[int] = set() if capacity_blocks is None else OrderedDict()
+
+    def hits(self, blocks: list[int]) -> int:
+        cache = self._blocks
+        n = 0
+        for h in blocks:
+            if h not in cache:
+                break
+            n += 1
+        return n
+
+    def insert(self, blocks: list[int]) -> None:
+        cache = self._blocks
+        if isinstance(cache, set):
+            cache.update(blocks)
+            return
+        cap = self.capacity
+        assert cap is not None
+        for h in blocks:
+            if h in cache:
+                cache.move_to_end(h)
+            else:
+                cache[h] = None
+                if len(cache) > cap:
+                    cache.popitem(last=False)
+
+
 def replay_prefix_cache(trace: Trace, *, capacity_blocks: int | None,
                         block_tokens: int | None = None) -> CacheReplay:
     """Replay ``trace`` in arrival order through one LRU cache of prefix blocks.
@@ -161,25 +200,11 @@ def replay_prefix_cache(trace: Trace, *, capacity_blocks: int | None,
     flat = trace.hash_ids.tolist()
     offsets = trace.hash_offsets.tolist()
     hits_out = np.zeros(n, dtype=np.int64)
-    cache: OrderedDict[int, None] | set[int] = set() if cap is None else OrderedDict()
+    cache = BlockCache(cap)
     for i in order.tolist():
         blocks = flat[offsets[i]:offsets[i + 1]]
-        hits = 0
-        for h in blocks:
-            if h not in cache:
-                break
-            hits += 1
-        hits_out[i] = hits
-        if isinstance(cache, set):
-            cache.update(blocks)  # unbounded: no eviction, so recency does not matter
-            continue
-        for h in blocks:
-            if h in cache:
-                cache.move_to_end(h)
-            else:
-                cache[h] = None
-                if len(cache) > cap:
-                    cache.popitem(last=False)
+        hits_out[i] = cache.hits(blocks)
+        cache.insert(blocks)
 
     cached = np.minimum(hits_out * bt, trace.input_tokens - 1)
     uncached = trace.input_tokens - cached

@@ -89,12 +89,7 @@ class Pool:
 
     def submit(self, r: Req) -> None:
         now = self.engine.now
-        dt = now - self.last_t
-        if dt > 0:
-            self.area_queue += dt * len(self.queue)
-            self.area_busy += dt * self.busy
-            self.area_servers += dt * self.n
-            self.last_t = now
+        self.advance(now)
         if self.busy < self.n:
             self.busy += 1
             self._start(r, now)
@@ -109,12 +104,7 @@ class Pool:
 
     def _finish(self, r: Req) -> None:
         now = self.engine.now
-        dt = now - self.last_t
-        if dt > 0:
-            self.area_queue += dt * len(self.queue)
-            self.area_busy += dt * self.busy
-            self.area_servers += dt * self.n
-            self.last_t = now
+        self.advance(now)
         self.completed += 1
         r.prefill_completed_at = now
         if self.queue and self.busy <= self.n:

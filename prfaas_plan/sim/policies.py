@@ -15,18 +15,19 @@ long queue while a PD-P instance is idle, one prefill instance becomes a decode 
 
 from __future__ import annotations
 
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from prfaas_plan.core.trace import BlockCache
 from prfaas_plan.errors import SpecError
 from prfaas_plan.sim.entities import DecodeSlots, Pool
 from prfaas_plan.sim.stations import SharedLink, gamma_arrivals, poisson_arrivals
 
-__all__ = ["BlockCache", "ControlConfig", "LinkMonitor", "ParamSource", "RoleBalancer", "TraceSource",
+__all__ = ["ControlConfig", "LinkMonitor", "ParamSource", "RoleBalancer", "TraceSource",
            "make_source"]
 
 
@@ -118,47 +119,6 @@ class RoleBalancer:
             self.n_d += 1
             self.changes += 1
 
-
-# ----------------------------------------------------------------------------- prefix caches
-
-
-class BlockCache:
-    """One cluster's prefix cache of hashed blocks, LRU when ``capacity_blocks`` is set.
-
-    Same rules as :func:`prfaas_plan.core.trace.replay_prefix_cache`: a request's hit is its
-    number of leading blocks present; afterwards all its blocks are inserted or touched in prefix
-    order and the least recently used block is evicted beyond capacity.
-    """
-
-    __slots__ = ("_blocks", "capacity")
-
-    def __init__(self, capacity_blocks: int | None = None) -> None:
-        self.capacity = capacity_blocks
-        self._blocks: OrderedDict[int, None] | set[int] = set() if capacity_blocks is None else OrderedDict()
-
-    def hits(self, blocks: list[int]) -> int:
-        cache = self._blocks
-        n = 0
-        for h in blocks:
-            if h not in cache:
-                break
-            n += 1
-        return n
-
-    def insert(self, blocks: list[int]) -> None:
-        cache = self._blocks
-        if isinstance(cache, set):
-            cache.update(blocks)
-            return
-        cap = self.capacity
-        assert cap is not None
-        for h in blocks:
-            if h in cache:
-                cache.move_to_end(h)
-            else:
-                cache[h] = None
-                if len(cache) > cap:
-                    cache.popitem(last=False)
 
 
 # ----------------------------------------------------------------------------- workload sources
