@@ -7,8 +7,9 @@ TTFT = prefill queueing wait + T_prefill + exposed KV transfer + RTT + decode ad
   Allen-Cunneen, wait distribution an atom at 0 plus an exponential tail with the same
   probability of waiting (Erlang C) and the same mean (``core.queueing``).
 - The link is a processor-sharing server (fair TCP sharing): a transfer of x seconds alone
-  takes x / (1 - rho_link) on average (M/G/1-PS). With layer-wise pipelining the KV of a layer
-  is sent while the next computes, so only max(x / n_layers, x - T_prefill (n - 1) / n) is exposed.
+  takes x / (1 - rho_link) on average (M/G/1-PS), spread over slowdown classes (``sharing``).
+  With layer-wise pipelining the KV of a layer is sent while the next computes, so only
+  max(x / n_layers, x - T_prefill (n - 1) / n) is exposed.
 - Decode admission: N_d x BS_max slots held for L_out x T_decode each, an M/M/c wait (mean).
 Percentiles of the sum are exact for these laws: P(TTFT > x) is summed over a quantile grid of
 the routed lengths and inverted by bisection.
@@ -67,10 +68,11 @@ class PathLatency:
     ttft_quantiles_s: dict[float, float]
     zero_load_ttft_mean_s: float
     stages: tuple[Stage, ...]
-    # for the mixture over paths
+    # for the mixture over paths: per length node (rows) and link slowdown class (columns)
     p_wait: float
     tail_mean_s: float
     fixed_s: NDArray[np.float64]
+    fixed_weights: NDArray[np.float64]
 
 
 def path_latency(name: str, *, share: float, rate_rps: float, servers: int, lengths: NDArray[np.float64],
@@ -78,57 +80,89 @@ def path_latency(name: str, *, share: float, rate_rps: float, servers: int, leng
                  link_rho: float = 0.0, kv_bytes: Callable | None = None, n_layers: int = 1,
                  pipelining: bool = True, rtt_s: float = 0.0, admission_s: float = 0.0) -> PathLatency:
     """TTFT law of one path: its pool of ``servers`` prefill instances and, if any, the link."""
+    service_k = None
     service = np.asarray(t_prefill(lengths), dtype=np.float64)
     mean_s = float(service.mean())
     scv = float(service.var() / mean_s**2) if mean_s > 0 else 0.0
     rho = float(queueing.utilisation(rate_rps, mean_s, servers)) if rate_rps > 0 else 0.0
     stages = [Stage(name=f"{name} prefill", utilization=rho)]
     transfer = transfer_alone = np.zeros_like(service)
+    weights = np.ones(1)
     if link_bytes_per_s is not None and kv_bytes is not None:
         stages.append(Stage(name="link", utilization=link_rho))
 
         def exposed(x: NDArray[np.float64]) -> NDArray[np.float64]:
             if pipelining:
-                x = np.maximum(x / n_layers, x - service * (n_layers - 1) / n_layers)
+                t = service[:, None] if x.ndim == 2 else service
+                x = np.maximum(x / n_layers, x - t * (n_layers - 1) / n_layers)
             return x + rtt_s
 
         alone = np.asarray(kv_bytes(lengths), dtype=np.float64) / link_bytes_per_s
         transfer_alone = exposed(alone)
-        transfer = exposed(alone / (1.0 - link_rho)) if link_rho < 1 else transfer_alone
-    fixed = service + transfer + admission_s
+        if 0 < link_rho < 1:
+            share_k, weights = sharing(link_rho)
+            transfer = exposed(alone[:, None] * share_k[None, :])
+            service_k = service[:, None]
+        else:
+            transfer = transfer_alone
+    fixed = (service_k if transfer.ndim == 2 else service) + transfer + admission_s
+    if fixed.ndim == 1:
+        fixed, weights = fixed[:, None], np.ones(1)
     if rho < 1 and rate_rps > 0:
         p_wait = float(queueing.erlang_c(servers, rate_rps * mean_s))
         wait = float(queueing.ggc_wait(rate_rps, mean_s, scv, scv_arrival, servers))
     else:
         p_wait, wait = 0.0, 0.0
     tail = wait / p_wait if p_wait > 0 else 0.0
-    quantiles = {q: float(mixture_quantile(q, [(1.0, p_wait, tail, fixed)])) for q in QUANTILES}
+    quantiles = {q: float(mixture_quantile(q, [(1.0, p_wait, tail, fixed, weights)])) for q in QUANTILES}
     return PathLatency(
         name=name, share=share, rate_rps=rate_rps, wait_mean_s=wait, prefill_mean_s=mean_s,
-        transfer_mean_s=float(transfer.mean()), admission_mean_s=admission_s,
-        ttft_mean_s=wait + float(fixed.mean()), ttft_quantiles_s=quantiles,
+        transfer_mean_s=float(_mean(transfer, weights)), admission_mean_s=admission_s,
+        ttft_mean_s=wait + float(_mean(fixed, weights)), ttft_quantiles_s=quantiles,
         zero_load_ttft_mean_s=float((service + transfer_alone).mean()),
-        stages=tuple(stages), p_wait=p_wait, tail_mean_s=tail, fixed_s=fixed,
+        stages=tuple(stages), p_wait=p_wait, tail_mean_s=tail, fixed_s=fixed, fixed_weights=weights,
     )
+
+
+def _mean(x: NDArray[np.float64], weights: NDArray[np.float64]) -> float:
+    return float(x.mean()) if x.ndim == 1 else float(x.mean(axis=0) @ weights)
+
+
+def sharing(rho: float, *, tail: float = 1e-9, max_classes: int = 400) -> tuple[NDArray[np.float64],
+                                                                              NDArray[np.float64]]:
+    """Slowdown classes of a transfer on a processor-sharing link at utilisation rho.
+
+    An arriving transfer finds N others, P(N = k) = (1 - rho) rho^k (M/G/1-PS, insensitive to the
+    size law), and is taken to share the link N + 1 ways for its whole life. The mean slowdown is
+    1 / (1 - rho), the exact M/G/1-PS mean; the spread is what makes the exposed part of a
+    pipelined transfer, max(x / n, x - T (n - 1) / n), longer than at the mean slowdown.
+    Returns (slowdown per class, probability per class); the tail beyond ``tail`` joins the last.
+    """
+    k = np.arange(max_classes, dtype=np.float64)
+    p = (1 - rho) * rho**k
+    keep = max(int(np.searchsorted(np.cumsum(p), 1 - tail)) + 1, 1)
+    p = p[:keep].copy()
+    p[-1] += 1 - p.sum()
+    return k[:keep] + 1, p
 
 
 def _tail(x: float, parts) -> float:
     """P(TTFT > x) of a mixture of (weight, p_wait, tail mean, fixed parts per node)."""
     total = 0.0
-    for weight, p_wait, tail, fixed in parts:
+    for weight, p_wait, tail, fixed, columns in parts:
         y = x - fixed
         if tail > 0:
             over = np.where(y < 0, 1.0, p_wait * np.exp(-np.maximum(y, 0.0) / tail))
         else:
             over = (y < 0).astype(np.float64)
-        total += weight * float(over.mean())
+        total += weight * float(over.mean(axis=0) @ columns)
     return total
 
 
 def mixture_quantile(q: float, parts) -> float:
     """The q-quantile of a mixture of paths' TTFT laws, by bisection on the tail function."""
     lo = 0.0
-    hi = max(float(np.max(f)) + (10 * t if t > 0 else 0.0) for _, _, t, f in parts) + 1e-9
+    hi = max(float(np.max(f)) + (10 * t if t > 0 else 0.0) for _, _, t, f, _ in parts) + 1e-9
     while _tail(hi, parts) > 1 - q:
         hi *= 2
     for _ in range(60):
@@ -144,7 +178,7 @@ def overall(paths: list[PathLatency]) -> tuple[float, dict[float, float]]:
     """Mean and quantiles of TTFT over all requests (paths weighted by their share)."""
     active = [p for p in paths if p.share > 0]
     mean = sum(p.share * p.ttft_mean_s for p in active)
-    parts = [(p.share, p.p_wait, p.tail_mean_s, p.fixed_s) for p in active]
+    parts = [(p.share, p.p_wait, p.tail_mean_s, p.fixed_s, p.fixed_weights) for p in active]
     return mean, {q: mixture_quantile(q, parts) for q in QUANTILES}
 
 
