@@ -479,3 +479,25 @@ def test_kv_rate_uses_analytic_timer():
     dense = _invoke("kv-rate", "MiniMax-M2.5", "-f", "json")
     assert dense.exit_code == 0, dense.output
     assert {r["source"] for r in json.loads(dense.output)["rows"]} == {"analytic"}
+
+
+def test_gemm_weights_per_token_match_published_active_counts():
+    # the prefill FLOPs count 2 x (mixer + FFN weights) per token from the architecture; against the
+    # published active counts less the input embedding. Kimi-Linear's "3B" is rounded (+9.9%).
+    from prfaas_plan.core.prefill import gemm_params_per_token
+    from prfaas_plan.io.load import Catalog, load_model
+
+    for name in Catalog.default().entries("models"):
+        m = load_model(name)
+        ratio = gemm_params_per_token(m) / (m.params_active - m.vocab_size * m.hidden_size)
+        assert 0.88 < ratio < 1.12, (m.name, ratio)
+
+
+def test_ffn_only_layers_and_ungated_experts(shared_data):
+    # Nemotron-3-Nano: 23 MoE FFN layers of squared-ReLU experts (2 matrices), 29 mixer layers
+    from prfaas_plan.io.hf_import import import_hf_config
+    from prfaas_plan.io.load import read_json
+
+    cfg = read_json(shared_data / "hf-configs" / "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.json")
+    moe = import_hf_config(cfg, source="nemotron.json")["moe"]
+    assert moe["num_moe_layers"] == 23 and moe["gated"] is False

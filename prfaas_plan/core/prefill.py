@@ -105,12 +105,16 @@ def projection_params(group: LayerGroup, hidden: int) -> float:
 
 
 def expert_params(model: ModelSpec) -> float:
-    """Weights of one routed expert (gate, up, down): 3 x hidden x moe_intermediate_size."""
-    return 3.0 * model.hidden_size * model.moe.moe_intermediate_size if model.moe else 0.0
+    """Weights of one routed expert: 3 (gate, up, down) or 2 (ungated) x hidden x moe_intermediate_size."""
+    if model.moe is None:
+        return 0.0
+    return float(model.moe.mlp_matrices * model.hidden_size * model.moe.moe_intermediate_size)
 
 
 def moe_layers(model: ModelSpec) -> int:
-    return model.num_hidden_layers - model.moe.num_dense_layers if model.moe else 0
+    if model.moe is None:
+        return 0
+    return model.moe.num_moe_layers or model.num_hidden_layers - model.moe.num_dense_layers
 
 
 def ffn_params_per_token(model: ModelSpec) -> float:
@@ -127,8 +131,9 @@ def ffn_params_per_token(model: ModelSpec) -> float:
             return 3.0 * h * model.intermediate_size * model.num_hidden_layers
         mixers = sum(g.count * projection_params(g, h) for g in model.layers)
         return max(model.params_active - mixers - 2.0 * model.vocab_size * h, 0.0)
-    dense = moe.num_dense_layers * 3.0 * h * (moe.dense_intermediate_size or model.intermediate_size)
-    shared = moe.num_shared_experts * 3.0 * h * (moe.shared_intermediate_size or moe.moe_intermediate_size)
+    mats = moe.mlp_matrices
+    dense = moe.num_dense_layers * mats * h * (moe.dense_intermediate_size or model.intermediate_size)
+    shared = moe.num_shared_experts * mats * h * (moe.shared_intermediate_size or moe.moe_intermediate_size)
     routed = moe.num_experts_per_tok * expert_params(model)
     return dense + moe_layers(model) * (routed + shared + h * moe.num_experts)
 

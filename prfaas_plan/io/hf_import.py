@@ -445,6 +445,7 @@ def _ffn(c: _Cfg, layer_kinds: list[str], notes: list[str]) -> _Ffn:
         moe |= {"num_dense_layers": n_dense, "dense_intermediate_size": dense_width}
     if mats == 2:
         notes.append(f"MLPs and experts are not gated ({act}): two matrices each.")
+        moe["gated"] = False
     return _Ffn(moe, kinds, mats * h * dense_width, mats * h * width,
                 h * experts + n_shared * mats * h * s_width, top_k)
 
@@ -578,9 +579,11 @@ def import_hf_config(config: dict[str, Any], *, source: str) -> dict[str, Any]:
     mixers = sum(g["count"] for g in groups.values())
     if mixers != n:
         only = n - mixers
-        notes.append(f"{only} of the {n} decoder layers are FFN-only (no attention, no state); the schema has no "
-                     f"FFN-only layer kind, so num_hidden_layers counts the {mixers} attention/Mamba layers. "
-                     f"MoE layers: {ffn.kinds.count('moe')}.")
+        notes.append(f"{only} of the {n} decoder layers are FFN-only (no attention, no state): "
+                     f"num_hidden_layers counts the {mixers} attention/Mamba layers, moe.num_moe_layers the "
+                     f"{ffn.kinds.count('moe')} MoE FFN layers.")
+        if ffn.moe is not None:
+            ffn.moe["num_moe_layers"] = ffn.kinds.count("moe")
 
     n_moe, n_dense = ffn.kinds.count("moe"), ffn.kinds.count("dense")
     experts_total = n_moe * (ffn.moe["num_experts"] if ffn.moe else 0) * ffn.expert_params

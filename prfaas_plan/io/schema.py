@@ -151,6 +151,8 @@ class MoeFields(Strict):
     shared_intermediate_size: Annotated[int, Field(ge=0)] = 0
     num_dense_layers: Annotated[int, Field(ge=0)] = 0
     dense_intermediate_size: Annotated[int, Field(ge=0)] = 0
+    num_moe_layers: PositiveInt | None = None
+    gated: bool = True
 
     @model_validator(mode="after")
     def _top_k(self) -> MoeFields:

@@ -122,6 +122,12 @@ class MoeSpec:
     shared_intermediate_size: int = 0
     num_dense_layers: int = 0
     dense_intermediate_size: int = 0
+    num_moe_layers: int | None = None  # default: every layer that is not dense (FFN-only layers differ)
+    gated: bool = True  # gate, up, down (SwiGLU); False: up, down (e.g. squared ReLU)
+
+    @property
+    def mlp_matrices(self) -> int:
+        return 3 if self.gated else 2
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
