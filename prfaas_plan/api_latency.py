@@ -34,8 +34,11 @@ def _q(d: dict[float, float]) -> dict[str, float]:
     return {f"ttft_p{round(q * 100)}_s": v for q, v in d.items()}
 
 
-def system_latency(sc: ScenarioSpec, c: SystemConfig, rate_rps: float) -> dict[str, Any]:
-    """Analytic TTFT of one system at ``rate_rps``; names the unstable stage above capacity."""
+def system_latency(sc: ScenarioSpec, c: SystemConfig, rate_rps: float, *, nodes: int = 2000) -> dict[str, Any]:
+    """Analytic TTFT of one system at ``rate_rps``; names the unstable stage above capacity.
+
+    ``nodes``: quantile nodes of each path's length distribution (fewer is faster, coarser).
+    """
     dist = sc.workload.lengths
     t = c.threshold_tokens
     if t is None:
@@ -49,17 +52,17 @@ def system_latency(sc: ScenarioSpec, c: SystemConfig, rate_rps: float) -> dict[s
     paths: list[lat.PathLatency] = []
     link_rho = 0.0
     if p > 0 and c.t_prfaas is not None:
-        nodes = lat.Nodes.of(dist, t or 0.0, above=True).lengths
-        link_rho = rate_rps * p * float(c.kv_bytes(nodes).mean()) / c.link_bytes_per_s
+        grid = lat.Nodes.of(dist, t or 0.0, above=True, n=nodes).lengths
+        link_rho = rate_rps * p * float(c.kv_bytes(grid).mean()) / c.link_bytes_per_s
         paths.append(lat.path_latency(
-            "prfaas", share=p, rate_rps=rate_rps * p, servers=c.n_prfaas, lengths=nodes, t_prefill=c.t_prfaas,
+            "prfaas", share=p, rate_rps=rate_rps * p, servers=c.n_prfaas, lengths=grid, t_prefill=c.t_prfaas,
             scv_arrival=sc.workload.arrival_cv**2 if sc.workload.arrival == "gamma" else 1.0,
             link_bytes_per_s=c.link_bytes_per_s, link_rho=link_rho, kv_bytes=c.kv_bytes, n_layers=c.n_layers,
             pipelining=c.pipelining, rtt_s=c.rtt_s, admission_s=admission))
     if p < 1 and c.t_local is not None:
-        nodes = lat.Nodes.of(dist, t if t is not None else dist.hi, above=False).lengths
+        grid = lat.Nodes.of(dist, t if t is not None else dist.hi, above=False, n=nodes).lengths
         paths.append(lat.path_latency(
-            "local", share=1 - p, rate_rps=rate_rps * (1 - p), servers=c.n_p, lengths=nodes, t_prefill=c.t_local,
+            "local", share=1 - p, rate_rps=rate_rps * (1 - p), servers=c.n_p, lengths=grid, t_prefill=c.t_local,
             scv_arrival=sc.workload.arrival_cv**2 if sc.workload.arrival == "gamma" else 1.0,
             admission_s=admission))
     stages = [s for path in paths for s in path.stages] + [lat.Stage(name="decode", utilization=decode_rho)]

@@ -142,8 +142,11 @@ class Plan:
     scenario: ScenarioSpec
 
 
-def plan(sc: ScenarioSpec, *, methods: tuple[str, ...] = ("paper", "exact")) -> Plan:
-    """Search t and the split under each method; the scenario's method is the headline."""
+def plan(sc: ScenarioSpec, *, methods: tuple[str, ...] = ("paper", "exact"), ttft_slo: bool = True) -> Plan:
+    """Search t and the split under each method; the scenario's method is the headline.
+
+    With ``slo.ttft`` in the scenario (and ``ttft_slo``), also the plan under that bound.
+    """
     t = timing(sc)
     space = _space(sc)
     payload_methods: dict[str, Any] = {}
@@ -216,6 +219,12 @@ def plan(sc: ScenarioSpec, *, methods: tuple[str, ...] = ("paper", "exact")) -> 
                    "splits": len(space.n_p), "evaluations": space.size,
                    "search_s": {k: v["search_s"] for k, v in payload_methods.items()}},
     }
+    if sc.ttft_slo_s is not None and ttft_slo:
+        from prfaas_plan import api_slo
+
+        t0 = time.perf_counter()
+        payload["ttft_slo"] = api_slo.bounded(sc, t, searches[str(chosen)])
+        payload["ttft_slo"]["search_s"] = time.perf_counter() - t0
     return Plan(payload=payload, searches=searches, timing=t, scenario=sc)
 
 

@@ -213,3 +213,24 @@ def test_bad_empirical_row(tmp_path):
     csv.write_text("length\n4096\nlots\n")
     res = runner.invoke(app, ["optimize", "--set", f"workload.input={{kind: empirical, file: '{csv}'}}"])
     assert res.exit_code == 2 and "row 3" in res.stderr
+
+
+def test_ttft_slo_bounds_the_rate():
+    d = run_json("optimize", "--set", "slo.ttft=8s")
+    slo = d["ttft_slo"]
+    pf, nv = slo["prfaas"], slo["naive_heterogeneous"]
+    assert slo["statistic"] == "p90" and slo["bound_s"] == 8.0
+    for s in (pf, nv):
+        assert s["lambda_ttft_rps"] < s["capacity_rps"] and s["binding"] == "ttft"
+        assert s["ttft_p90_s"] <= 8.0 and s["ttft_p90_s"] == pytest.approx(8.0, rel=0.01)
+    assert pf["lambda_ttft_rps"] > nv["lambda_ttft_rps"]
+    # homogeneous PD prefills 128K requests on H20 (22 s): its P90 misses 8 s even at zero load
+    assert slo["homogeneous"] is None
+    # the throughput optimum is still reported as it was
+    assert d["best"]["lambda_max_rps"] == pytest.approx(3.30, rel=0.01)
+
+
+def test_ttft_slo_nothing_meets_exit_1():
+    res = runner.invoke(app, ["optimize", "--set", "slo.ttft=0.5s"])
+    assert res.exit_code == 1
+    assert "ttft" in res.stderr and len(res.stderr.strip().splitlines()) == 1

@@ -114,7 +114,8 @@ def path_latency(name: str, *, share: float, rate_rps: float, servers: int, leng
     else:
         p_wait, wait = 0.0, 0.0
     tail = wait / p_wait if p_wait > 0 else 0.0
-    quantiles = {q: float(mixture_quantile(q, [(1.0, p_wait, tail, fixed, weights)])) for q in QUANTILES}
+    law = _Law(1.0, p_wait, tail, fixed, weights)
+    quantiles = {q: float(mixture_quantile(q, [law])) for q in QUANTILES}
     return PathLatency(
         name=name, share=share, rate_rps=rate_rps, wait_mean_s=wait, prefill_mean_s=mean_s,
         transfer_mean_s=float(_mean(transfer, weights)), admission_mean_s=admission_s,
@@ -146,31 +147,57 @@ def sharing(rho: float, *, tail: float = 1e-9, max_classes: int = 400) -> tuple[
     return k[:keep] + 1, p
 
 
-def _tail(x: float, parts) -> float:
-    """P(TTFT > x) of a mixture of (weight, p_wait, tail mean, fixed parts per node)."""
-    total = 0.0
-    for weight, p_wait, tail, fixed, columns in parts:
-        y = x - fixed
-        if tail > 0:
-            over = np.where(y < 0, 1.0, p_wait * np.exp(-np.maximum(y, 0.0) / tail))
-        else:
-            over = (y < 0).astype(np.float64)
-        total += weight * float(over.mean(axis=0) @ columns)
-    return total
+class _Law:
+    """P(W + F > x) for a wait W (atom 1 - p at 0, exponential tail of mean tau) plus a discrete F.
+
+    F takes the values ``fixed`` (nodes x slowdown classes) with probabilities (1/nodes) x
+    ``columns``. Sorted once, so each evaluation is a binary search:
+        P(W + F > x) = P(F > x) + p exp(-x / tau) sum_{f <= x} w_f exp(f / tau),
+    the sum kept as a running log-sum-exp so that nothing overflows.
+    """
+
+    def __init__(self, weight: float, p_wait: float, tau: float, fixed: NDArray[np.float64],
+                 columns: NDArray[np.float64]):
+        w = np.broadcast_to(columns / fixed.shape[0], fixed.shape).ravel()
+        order = np.argsort(fixed.ravel(), kind="stable")
+        self.f = fixed.ravel()[order]
+        self.w = w[order]
+        self.above = np.concatenate([np.cumsum(self.w[::-1])[::-1], [0.0]])  # P(F >= f_k), and 0 past the end
+        self.weight, self.p, self.tau = weight, p_wait, tau
+        if tau > 0:
+            with np.errstate(divide="ignore"):
+                self.log_below = np.logaddexp.accumulate(np.log(self.w) + self.f / tau)
+
+    def tail(self, x: float) -> float:
+        k = int(np.searchsorted(self.f, x, side="right"))  # f[:k] <= x
+        out = float(self.above[k])
+        if k and self.tau > 0 and self.p > 0:
+            out += self.p * float(np.exp(self.log_below[k - 1] - x / self.tau))
+        return self.weight * out
+
+    @property
+    def upper(self) -> float:
+        return float(self.f[-1]) + (40 * self.tau if self.tau > 0 else 0.0)
 
 
 def mixture_quantile(q: float, parts) -> float:
-    """The q-quantile of a mixture of paths' TTFT laws, by bisection on the tail function."""
-    lo = 0.0
-    hi = max(float(np.max(f)) + (10 * t if t > 0 else 0.0) for _, _, t, f, _ in parts) + 1e-9
-    while _tail(hi, parts) > 1 - q:
+    """The q-quantile of a mixture of (weight, p_wait, tail mean, fixed, columns) laws, by bisection."""
+    laws = [p if isinstance(p, _Law) else _Law(*p) for p in parts]
+
+    def tail(x: float) -> float:
+        return sum(law.tail(x) for law in laws)
+
+    lo, hi = 0.0, max(law.upper for law in laws) + 1e-9
+    while tail(hi) > 1 - q:
         hi *= 2
-    for _ in range(60):
+    for _ in range(100):
         mid = 0.5 * (lo + hi)
-        if _tail(mid, parts) > 1 - q:
+        if tail(mid) > 1 - q:
             lo = mid
         else:
             hi = mid
+        if hi - lo <= 1e-9 * hi:
+            break
     return hi
 
 

@@ -125,7 +125,8 @@ class Workload(Strict):
 
 class Slo(Strict):
     decode_tokens_per_s: PositiveFloat
-    ttft: PositiveFloat | None = None
+    ttft: PositiveFloat | None = None  # optional bound on a TTFT statistic, e.g. 5s
+    ttft_statistic: Literal["mean", "p50", "p90", "p99"] = "p90"
     _d = field_validator("ttft", mode="before")(lambda v: None if v is None else _duration(v))
 
 
@@ -380,6 +381,7 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog) -> ScenarioSpec:
         ),
         decode_tokens_per_s=sc.slo.decode_tokens_per_s,
         ttft_slo_s=sc.slo.ttft,
+        ttft_statistic=sc.slo.ttft_statistic,
         decode=DecodeSpec(bs_max=sc.decode.bs_max if pinned else None,
                           t_decode_s=sc.decode.t_decode if pinned else None,
                           memory_fraction=sc.decode.memory_fraction),

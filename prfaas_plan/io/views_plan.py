@@ -89,6 +89,25 @@ def _plan_tables(p: dict[str, Any]) -> list[Any]:
     out.append(table("Both methods (paper: each stage at its mean length; exact: expectations over lengths)",
                      ["method", "t", "split", "p", "l_long", "Lambda", "egress Gbps", "vs homog.", "naive vs homog."],
                      m_rows))
+    slo = p.get("ttft_slo")
+    if slo is not None:
+        rows = []
+        for name, label in (("prfaas", "PrfaaS-PD"), ("homogeneous", "Homogeneous PD"),
+                            ("naive_heterogeneous", "Naive heterogeneous")):
+            d = slo.get(name)
+            if d is None:
+                rows.append([label, "-", "-", "none", "-", "misses the bound even at zero load", "ttft"])
+                continue
+            t_txt = "-" if d["threshold_tokens"] in (None, 0.0) else _tok(d["threshold_tokens"])
+            rows.append([label, t_txt, f"{d['n_prfaas']}/{d['n_p']}/{d['n_d']}", f"{d['lambda_ttft_rps']:.3f}",
+                         f"{d['capacity_rps']:.3f}", f"{d['ttft_mean_s']:.2f} / {d['ttft_p90_s']:.2f} / "
+                         f"{d['ttft_p99_s']:.2f}", d["binding"]])
+        ratio = slo["ratios"].get("prfaas_vs_homogeneous")
+        title = f"Under the TTFT SLO: {slo['statistic']} TTFT <= {slo['bound_s']:g} s (analytic latency model)"
+        out.append(table(title,
+                         ["system", "t", "prfaas/p/d", "rate req/s", "capacity req/s", "TTFT mean / P90 / P99 s",
+                          "bound by"], rows,
+                         caption=None if ratio is None else f"PrfaaS-PD vs homogeneous under the SLO: {_x(ratio)}"))
     top = [[i + 1, _tok(o["threshold_tokens"]), f"{o['n_prfaas']}/{o['n_p']}/{o['n_d']}",
             f"{o['lambda_max_rps']:.3f}", _binding(o)] for i, o in enumerate(p["top"])]
     out.append(table("Top configurations", ["#", "t", "prfaas/p/d", "Lambda req/s", "bound by"], top,

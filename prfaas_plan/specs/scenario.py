@@ -89,6 +89,7 @@ class ScenarioSpec:
     workload: WorkloadSpec
     decode_tokens_per_s: float
     ttft_slo_s: float | None
+    ttft_statistic: str = "p90"
     decode: DecodeSpec
     search: SearchSpec
     homogeneous: ClusterSpec | None

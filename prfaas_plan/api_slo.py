@@ -1,0 +1,155 @@
+"""The optimizer under a TTFT SLO: the highest arrival rate whose TTFT statistic meets the bound.
+
+Throughput alone (Eq. 6) lets queues grow without limit near Lambda_max. With ``slo.ttft`` set,
+a configuration's rate is the largest lambda < Lambda_max with TTFT_stat(lambda) <= bound, from
+the analytic latency model (``core.latency``); TTFT grows with lambda, so bisection finds it.
+Candidates: every split of the search space at a coarse log grid of thresholds plus each split's
+throughput-best t, then a local refinement of t around the winner. Splits whose throughput
+bound cannot beat the best rate found so far are skipped, and so is a candidate whose TTFT at
+that rate already misses the bound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from prfaas_plan.api_latency import system_latency
+from prfaas_plan.api_plan import Timing
+from prfaas_plan.api_systems import HOMOGENEOUS, NAIVE, PRFAAS, SystemConfig, systems
+from prfaas_plan.core.optimize import Search
+from prfaas_plan.core.throughput import Curves, Method, operating_point, routing
+from prfaas_plan.errors import InfeasibleError
+from prfaas_plan.specs.scenario import ScenarioSpec
+
+SEARCH_NODES = 400  # quantile nodes per path while searching; the answer is re-evaluated with 2000
+COARSE_THRESHOLDS = 16
+BISECTIONS = 14
+
+
+def statistic(r: dict[str, Any], stat: str) -> float:
+    return float(r["ttft_mean_s"] if stat == "mean" else r[f"ttft_{stat}_s"])
+
+
+def _meets(sc: ScenarioSpec, c: SystemConfig, rate: float, bound: float, stat: str) -> bool:
+    r = system_latency(sc, c, rate, nodes=SEARCH_NODES)
+    return r["stable"] and statistic(r, stat) <= bound
+
+
+def max_rate(sc: ScenarioSpec, c: SystemConfig, bound: float, stat: str, floor: float = 0.0) -> float | None:
+    """Largest rate in (floor, capacity) meeting the bound; None if none above ``floor`` does."""
+    cap = c.capacity_rps * (1 - 1e-6)
+    lo = max(floor, cap * 1e-6)
+    if not _meets(sc, c, lo, bound, stat):
+        return None
+    if _meets(sc, c, cap, bound, stat):
+        return cap
+    hi = cap
+    for _ in range(BISECTIONS):
+        mid = 0.5 * (lo + hi)
+        if _meets(sc, c, mid, bound, stat):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def _config(base: SystemConfig, sc: ScenarioSpec, t: Timing, threshold: float, n_prfaas: int, n_p: int,
+            n_d: int) -> SystemConfig:
+    r = routing(sc.workload.lengths, t.curves, [threshold], Method.EXACT)
+    op = operating_point(r, 0, n_prfaas=n_prfaas, n_p=n_p, n_d=n_d, link_bytes_per_s=sc.link.usable_bytes_per_s,
+                         decode_rps_per_instance=t.decode_rps_per_instance)
+    return replace(base, threshold_tokens=threshold, n_prfaas=n_prfaas, n_p=n_p, n_d=n_d,
+                   capacity_rps=op.lambda_max_rps, capacity_binding=str(op.binding))
+
+
+def _result(sc: ScenarioSpec, c: SystemConfig, rate: float, bound: float, stat: str) -> dict[str, Any]:
+    """The configuration at its rate, re-evaluated with the full node grid (the search used fewer
+    nodes; where that moved the statistic past the bound, the rate is bisected down again)."""
+    r = system_latency(sc, c, rate)
+    if not (r["stable"] and statistic(r, stat) <= bound):
+        lo, hi = rate * 0.9, rate
+        for _ in range(10):
+            mid = 0.5 * (lo + hi)
+            rm = system_latency(sc, c, mid)
+            lo, hi = (mid, hi) if rm["stable"] and statistic(rm, stat) <= bound else (lo, mid)
+        rate = lo
+        r = system_latency(sc, c, rate)
+    return {"threshold_tokens": c.threshold_tokens, "n_prfaas": c.n_prfaas, "n_p": c.n_p, "n_d": c.n_d,
+            "lambda_ttft_rps": rate, "capacity_rps": c.capacity_rps, "load": rate / c.capacity_rps,
+            "binding": "ttft" if rate < c.capacity_rps * (1 - 1e-4) else c.capacity_binding,
+            "ttft_mean_s": r["ttft_mean_s"], "ttft_p90_s": r["ttft_p90_s"], "ttft_p99_s": r["ttft_p99_s"],
+            "ttft_at_rate_s": statistic(r, stat)}
+
+
+def bounded(sc: ScenarioSpec, t: Timing, res: Search) -> dict[str, Any]:
+    """PrfaaS-PD and the baselines under the TTFT SLO; raises InfeasibleError if nothing meets it."""
+    bound, stat = sc.ttft_slo_s, sc.ttft_statistic
+    assert bound is not None
+    configs = systems(sc)
+    space, lam = res.space, res.lambda_grid
+    per_split = lam.max(axis=0)  # (N_prfaas options, N_p options)
+    best_t = res.routing.t[lam.argmax(axis=0)]
+    lengths = sc.workload.lengths
+    coarse = np.geomspace(max(space.thresholds[0], 1.0), space.thresholds[-1], COARSE_THRESHOLDS)
+    base = configs[PRFAAS]
+    best: tuple[float, SystemConfig] | None = None
+    order = np.argsort(per_split, axis=None)[::-1]
+    for idx in order:
+        ki, si = np.unravel_index(idx, per_split.shape)
+        if best is not None and per_split[ki, si] <= best[0]:
+            break
+        n_prfaas, n_p = int(space.n_prfaas[ki]), int(space.n_p[si])
+        for th in np.unique(np.append(coarse, best_t[ki, si])):
+            c = _config(base, sc, t, float(th), n_prfaas, n_p, space.n_local - n_p)
+            if best is not None and c.capacity_rps <= best[0]:
+                continue
+            rate = max_rate(sc, c, bound, stat, floor=best[0] if best else 0.0)
+            if rate is not None and (best is None or rate > best[0]):
+                best = (rate, c)
+    if best is None:
+        zero = system_latency(sc, base, base.capacity_rps * 1e-6)
+        raise InfeasibleError(
+            f"ttft: no configuration meets {stat} TTFT <= {bound:g} s; at zero load the throughput-best one has "
+            f"{stat} TTFT {statistic(zero, stat):.3f} s (prefill and transfer alone)", binding="ttft")
+    # refine t around the winner: a finer log grid between its coarse neighbours
+    rate, c = best
+    assert c.threshold_tokens is not None
+    step = (coarse[-1] / coarse[0]) ** (1 / (COARSE_THRESHOLDS - 1))
+    for th in np.geomspace(c.threshold_tokens / step, c.threshold_tokens * step, 9):
+        if not lengths.lo - 1 <= th <= space.thresholds[-1]:
+            continue
+        cand = _config(base, sc, t, float(th), c.n_prfaas, c.n_p, c.n_d)
+        r2 = max_rate(sc, cand, bound, stat, floor=rate) if cand.capacity_rps > rate else None
+        if r2 is not None and r2 > rate:
+            rate, c = r2, cand
+    out = {"bound_s": bound, "statistic": stat, "prfaas": _result(sc, c, rate, bound, stat)}
+    for name in (HOMOGENEOUS, NAIVE):
+        if name not in configs:
+            out[name] = None
+            continue
+        cands = [configs[name]]
+        if name == HOMOGENEOUS:  # every split of the homogeneous cluster
+            h = configs[name]
+            n = h.n_p + h.n_d
+            cands = [_homogeneous(sc, h, k, n) for k in range(1, n)]
+        found = [(r, c2) for c2 in cands if (r := max_rate(sc, c2, bound, stat)) is not None]
+        if found:
+            r_best, c_best = max(found, key=lambda x: x[0])
+            out[name] = _result(sc, c_best, r_best, bound, stat)
+        else:
+            out[name] = None
+    hom = out[HOMOGENEOUS]
+    out["ratios"] = {"prfaas_vs_homogeneous": out["prfaas"]["lambda_ttft_rps"] / hom["lambda_ttft_rps"]
+                     if hom else None}
+    return out
+
+
+def _homogeneous(sc: ScenarioSpec, h: SystemConfig, n_p: int, n: int) -> SystemConfig:
+    curves = Curves(t_prfaas=h.t_local, t_local=h.t_local, s_kv=h.kv_bytes)  # type: ignore[arg-type]
+    r = routing(sc.workload.lengths, curves, [sc.workload.lengths.hi], Method.EXACT)
+    op = operating_point(r, 0, n_prfaas=0, n_p=n_p, n_d=n - n_p, link_bytes_per_s=1.0,
+                         decode_rps_per_instance=h.bs_max / (h.t_decode_s * h.output_tokens))
+    return replace(h, n_p=n_p, n_d=n - n_p, capacity_rps=op.lambda_max_rps, capacity_binding=str(op.binding))
