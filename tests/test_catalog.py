@@ -216,3 +216,18 @@ def test_bad_hardware_file_in_an_extra_catalog(tmp_path: Path) -> None:
     path = write(tmp_path / "hardware", "H100-broken.yaml", hw)
     line = one_error_line(invoke("hardware", "--catalog", str(tmp_path)))
     assert path in line and "hbm_gb" in line and "-80" in line
+
+
+def test_csv_of_mixed_layer_kinds_keeps_every_column():
+    import csv
+    import io
+
+    from typer.testing import CliRunner
+
+    from prfaas_plan.cli import app
+
+    res = CliRunner().invoke(app, ["model", "show", "Ring-2.5-1T", "--format", "csv"])
+    rows = list(csv.DictReader(io.StringIO(res.stdout)))
+    assert {r["kind"] for r in rows} == {"linear", "mla"}
+    mla = next(r for r in rows if r["kind"] == "mla")
+    assert mla["kv_lora_rank"] == "512" and mla["kv_bytes_per_token"] == "11520.0"

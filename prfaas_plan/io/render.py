@@ -34,7 +34,7 @@ def to_csv(rows: Sequence[dict[str, Any]]) -> str:
     if not rows:
         return ""
     buf = io.StringIO()
-    fields = list(rows[0])
+    fields = list(dict.fromkeys(k for row in rows for k in row))  # union, in first-seen order
     writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
     for row in rows:
