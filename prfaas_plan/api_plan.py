@@ -162,7 +162,7 @@ def plan(sc: ScenarioSpec, *, methods: tuple[str, ...] = ("paper", "exact"), ttf
         if res.best.lambda_max_rps <= 0:
             raise InfeasibleError(f"no configuration serves any load; binding: {res.best.binding}",
                                   binding=str(res.best.binding))
-        price = _sum_price(sc.prfaas.price_per_hour, sc.local.price_per_hour)
+        price = _sum_price(sc.prfaas.price_for(res.best.n_prfaas), sc.local.price_per_hour)
         best = _point(res.best)
         best["cost_per_million_requests"] = _cost(price, res.best.lambda_max_rps)
         best["price_per_hour"] = price
@@ -216,6 +216,7 @@ def plan(sc: ScenarioSpec, *, methods: tuple[str, ...] = ("paper", "exact"), ttf
         "decode": t.decode_detail | {"rps_per_instance": t.decode_rps_per_instance},
         "sources": t.sources,
         "search": {"thresholds": len(space.thresholds), "n_prfaas_options": len(space.n_prfaas),
+                   "max_prfaas_instances": int(space.n_prfaas.max()),
                    "splits": len(space.n_p), "evaluations": space.size,
                    "search_s": {k: v["search_s"] for k, v in payload_methods.items()}},
     }

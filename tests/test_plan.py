@@ -234,3 +234,12 @@ def test_ttft_slo_nothing_meets_exit_1():
     res = runner.invoke(app, ["optimize", "--set", "slo.ttft=0.5s"])
     assert res.exit_code == 1
     assert "ttft" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_sizing_the_prfaas_cluster_never_loses():
+    fixed = run_json("optimize")["best"]
+    sized = run_json("optimize", "--set", "search.size_prfaas=true", "--set", "search.max_prfaas_instances=8")["best"]
+    assert sized["lambda_max_rps"] >= fixed["lambda_max_rps"] * (1 - 1e-9)
+    assert 1 <= sized["n_prfaas"] <= 8
+    # more PrfaaS instances than 4 only help while decode does not bind: 5 decode instances cap at 3.91
+    assert sized["lambda_max_rps"] <= 8 * 0.78125 + 1e-9

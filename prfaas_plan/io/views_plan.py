@@ -32,7 +32,9 @@ def _plan_tables(p: dict[str, Any]) -> list[Any]:
     b, base, ratios = p["best"], p["baselines"], p["ratios"]
     hom, nv = base["homogeneous"], base["naive_heterogeneous"]
     cl, link = p["clusters"], p["link"]
-    title = (f"{p['scenario']}: {p['model']} on {cl['prfaas']['instances']}x{cl['prfaas']['gpus_per_instance']}"
+    sized = p["search"]["n_prfaas_options"] > 1
+    n_prfaas = f"up to {p['search']['max_prfaas_instances']}" if sized else str(cl["prfaas"]["instances"])
+    title = (f"{p['scenario']}: {p['model']} on {n_prfaas}x{cl['prfaas']['gpus_per_instance']}"
              f"x{cl['prfaas']['hardware']} PrfaaS + {cl['local']['instances']}x{cl['local']['gpus_per_instance']}"
              f"x{cl['local']['hardware']} local PD, {num(link['usable_gbps'], 1)} Gbps usable link "
              f"(method: {p['method']})")

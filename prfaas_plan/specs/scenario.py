@@ -21,8 +21,12 @@ class ClusterSpec:
 
     @property
     def price_per_hour(self) -> float | None:
+        return self.price_for(self.instances)
+
+    def price_for(self, instances: int) -> float | None:
+        """Dollars per hour of ``instances`` instances of this cluster's kind."""
         p = self.price_per_gpu_hour if self.price_per_gpu_hour is not None else self.instance.gpu.price_per_hour
-        return None if p is None else p * self.gpus
+        return None if p is None else p * instances * self.instance.gpus
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
