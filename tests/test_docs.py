@@ -29,3 +29,15 @@ def test_readme_opens_with_the_two_setup_commands():
     assert ".ci/run" in README
     ci = (ROOT / ".ci" / "run").read_text()
     assert block[1] in ci  # CI runs the README's test command verbatim
+
+
+def test_console_script_usage_errors_are_one_line():
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "prfaas_plan", "latency", "--rate", "abc"], capture_output=True,
+                         text=True)
+    assert res.returncode == 2
+    assert res.stderr.strip().splitlines() == [
+        "error: Invalid value for '--rate': 'abc' is not a valid float. (see `python -m prfaas_plan latency --help`)"
+    ] or (len(res.stderr.strip().splitlines()) == 1 and "--rate" in res.stderr)

@@ -46,5 +46,22 @@ for _optional in ("perf", "plan", "latency", "sim"):
             raise
 
 
+def _is(exc: BaseException, name: str) -> bool:
+    return any(cls.__name__ == name for cls in type(exc).__mro__)
+
+
 def main() -> None:
-    sys.exit(app())
+    """The console script: click's usage errors also end as one line (and exit code 2)."""
+    try:
+        code = app(standalone_mode=False)
+    except Exception as exc:
+        if _is(exc, "UsageError"):
+            ctx = getattr(exc, "ctx", None)
+            hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+            typer.echo(f"error: {exc.format_message()}{hint}", err=True)  # type: ignore[attr-defined]
+            sys.exit(2)
+        if _is(exc, "Abort"):
+            typer.echo("aborted", err=True)
+            sys.exit(1)
+        raise
+    sys.exit(code if isinstance(code, int) else 0)
