@@ -55,6 +55,9 @@ def main() -> None:
     try:
         code = app(standalone_mode=False)
     except Exception as exc:
+        if _is(exc, "NoArgsIsHelpError"):  # `prfaas-plan` alone: the help, not an error
+            typer.echo(exc.ctx.get_help())  # type: ignore[attr-defined]
+            sys.exit(0)
         if _is(exc, "UsageError"):
             ctx = getattr(exc, "ctx", None)
             hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
