@@ -30,7 +30,7 @@ def main() -> None:
         best, med = wall(args)
         print(f"prfaas-plan {' '.join(args):<28} whole process: best {best:.3f} s, median {med:.3f} s")
 
-    from prfaas_plan.api_plan import _space, timing
+    from prfaas_plan.api.plan import _space, timing
     from prfaas_plan.core.optimize import search
     from prfaas_plan.core.throughput import Method
     from prfaas_plan.io.load import Catalog

@@ -19,7 +19,7 @@ import tracemalloc
 import numpy as np
 
 from prfaas_plan import units
-from prfaas_plan.api_systems import systems
+from prfaas_plan.api.systems import systems
 from prfaas_plan.io.load import Catalog
 from prfaas_plan.io.scenario import load_scenario
 from prfaas_plan.sim.run import simulate

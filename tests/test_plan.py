@@ -5,7 +5,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from prfaas_plan.api_plan import plan
+from prfaas_plan.api.plan import plan
 from prfaas_plan.cli import app
 from prfaas_plan.io.load import Catalog
 from prfaas_plan.io.scenario import load_scenario

@@ -29,7 +29,7 @@ def latency(
 
     Example: prfaas-plan latency --load 0.8
     """
-    from prfaas_plan import api_latency
+    from prfaas_plan.api import latency as api_latency
     from prfaas_plan.io import views_latency
     from prfaas_plan.io.scenario import load_scenario
 

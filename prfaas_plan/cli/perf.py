@@ -49,7 +49,8 @@ def perf(
 
     Example: prfaas-plan perf internal-1t --hardware H20 --gpus 8 --context 28K --tpot 25ms
     """
-    from prfaas_plan import api_perf, units
+    from prfaas_plan import units
+    from prfaas_plan.api import perf as api_perf
     from prfaas_plan.io import views_perf
 
     result = api_perf.perf(
@@ -80,7 +81,7 @@ def calibrate(
     Example: prfaas-plan calibrate benchmarks/data/paper_table3_h200.csv --hardware H200 --gpus 8
     --hold prefill_overhead_ms=400 --output mycat/hardware/H200-calibrated.yaml
     """
-    from prfaas_plan import api_perf
+    from prfaas_plan.api import perf as api_perf
     from prfaas_plan.io import views_perf
     from prfaas_plan.io.measurements import write_overlay
 

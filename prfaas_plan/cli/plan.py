@@ -38,7 +38,7 @@ def optimize(
 
     Example: prfaas-plan optimize --set link.bandwidth=10Gbps --plot fig5.png
     """
-    from prfaas_plan import api_plan
+    from prfaas_plan.api import plan as api_plan
     from prfaas_plan.io import views_plan
     from prfaas_plan.io.scenario import load_scenario
 
@@ -68,7 +68,7 @@ def sweep(
 
     Example: prfaas-plan sweep --set link.bandwidth=1Gbps..100Gbps:20 --log
     """
-    from prfaas_plan import api_plan
+    from prfaas_plan.api import plan as api_plan
     from prfaas_plan.io import views_plan
 
     result = api_plan.sweep(scenario, catalog_from(catalog), overrides=set_ or [], method=_method(method),

@@ -86,7 +86,7 @@ def simulate(
 
     Example: prfaas-plan simulate --load 0.8 --requests 50000 --plot sim.png
     """
-    from prfaas_plan import api_sim
+    from prfaas_plan.api import sim as api_sim
     from prfaas_plan.io import views_sim
     from prfaas_plan.io.scenario import load_scenario
 

@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from prfaas_plan.api_systems import SystemConfig
+from prfaas_plan.api.systems import SystemConfig
 from prfaas_plan.errors import SpecError
 from prfaas_plan.sim.engine import Engine
 from prfaas_plan.sim.entities import DecodeSlots, Hist, Pool, Req

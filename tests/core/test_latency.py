@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from prfaas_plan.api_latency import latency
+from prfaas_plan.api.latency import latency
 from prfaas_plan.cli import app
 from prfaas_plan.core import latency as lat
 from prfaas_plan.core.lengths import Fixed, Gamma

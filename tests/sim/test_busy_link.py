@@ -2,7 +2,7 @@
 
 import pytest
 
-from prfaas_plan import api_sim
+from prfaas_plan.api import sim as api_sim
 from prfaas_plan.io.load import Catalog
 from prfaas_plan.io.scenario import load_scenario
 

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from prfaas_plan.api_latency import system_latency
-from prfaas_plan.api_sim import run_systems, simulate_systems
-from prfaas_plan.api_systems import HOMOGENEOUS, NAIVE, PRFAAS, systems
+from prfaas_plan.api.latency import system_latency
+from prfaas_plan.api.sim import run_systems, simulate_systems
+from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, systems
 from prfaas_plan.cli import app
 from prfaas_plan.core.lengths import Fixed
 from prfaas_plan.core.trace import Trace

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from prfaas_plan.api_latency import system_latency
-from prfaas_plan.api_plan import Timing
-from prfaas_plan.api_systems import HOMOGENEOUS, NAIVE, PRFAAS, SystemConfig, systems
+from prfaas_plan.api.latency import system_latency
+from prfaas_plan.api.plan import Timing
+from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, SystemConfig, systems
 from prfaas_plan.core.optimize import Search
 from prfaas_plan.core.throughput import Curves, Method, operating_point, routing
 from prfaas_plan.errors import InfeasibleError

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from prfaas_plan.api_latency import resolve_rate, system_latency
-from prfaas_plan.api_systems import HOMOGENEOUS, NAIVE, PRFAAS, SystemConfig, systems
+from prfaas_plan.api.latency import resolve_rate, system_latency
+from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, SystemConfig, systems
 from prfaas_plan.errors import SpecError
 from prfaas_plan.sim.policies import ControlConfig
 from prfaas_plan.sim.run import SimResult, simulate

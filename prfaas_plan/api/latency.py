@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from prfaas_plan.api_systems import HOMOGENEOUS, NAIVE, PRFAAS, SystemConfig, systems
+from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, SystemConfig, systems
 from prfaas_plan.core import latency as lat
 from prfaas_plan.errors import SpecError
 from prfaas_plan.specs.scenario import ScenarioSpec

@@ -221,7 +221,7 @@ def plan(sc: ScenarioSpec, *, methods: tuple[str, ...] = ("paper", "exact"), ttf
                    "search_s": {k: v["search_s"] for k, v in payload_methods.items()}},
     }
     if sc.ttft_slo_s is not None and ttft_slo:
-        from prfaas_plan import api_slo
+        from prfaas_plan.api import slo as api_slo
 
         t0 = time.perf_counter()
         payload["ttft_slo"] = api_slo.bounded(sc, t, searches[str(chosen)])

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from prfaas_plan.api_plan import Timing, decode_rate, plan, timing
+from prfaas_plan.api.plan import Timing, decode_rate, plan, timing
 from prfaas_plan.core.throughput import Method, operating_point, routing
 from prfaas_plan.specs.scenario import ScenarioSpec
 
