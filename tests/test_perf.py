@@ -186,7 +186,7 @@ def test_overhead_bound_at_short_lengths():
 def test_analytic_timer_provenance():
     t = prefill_timer(model("MiniMax-M2.5"), inst("H200"))
     assert t.source == Source.ANALYTIC
-    assert t.detail.startswith("analytic; H200 efficiency: calibrated on PAPER.md Table 3 32K, 2026-11-29")
+    assert t.detail.startswith("H200 efficiency: calibrated on PAPER.md Table 3 32K, 2026-11-29")
     assert t(32 * K) == pytest.approx(float(prefill.prefill_time(model("MiniMax-M2.5"), inst("H200"),
                                                                  32 * K).seconds))
 

@@ -371,7 +371,7 @@ def prefill_time(model: ModelSpec, instance: InstanceSpec, lengths: ArrayLike, c
 
 
 def efficiency_detail(instance: InstanceSpec) -> str:
-    return f"analytic; {instance.gpu.name} efficiency: {instance.gpu.efficiency.source}"
+    return f"{instance.gpu.name} efficiency: {instance.gpu.efficiency.source}"
 
 
 def analytic_timer(model: ModelSpec, instance: InstanceSpec) -> PrefillTimer:
