@@ -123,7 +123,11 @@ def search(lengths: LengthDistribution, curves: Curves, space: Space, *, method:
     per_split = lam.max(axis=0)
     headroom = np.minimum(np.minimum(gb.prfaas_compute, gb.link), gb.pd_prefill)
     t_best = np.where(lam >= per_split * (1 - 1e-9), headroom, -np.inf).argmax(axis=0)
-    order = np.argsort(per_split, axis=None, kind="stable")[::-1][:top]
+    # splits with equal Lambda (e.g. when one stage is idle) rank by their second-tightest bound
+    stack = np.sort(np.stack(np.broadcast_arrays(gb.prfaas_compute, gb.link, gb.pd_prefill, gb.decode)), axis=0)
+    second = np.take_along_axis(stack[1], t_best[None], axis=0)[0]
+    rounded = np.round(per_split / per_split.max(), 9) if per_split.max() > 0 else per_split
+    order = np.lexsort((-second.ravel(), -rounded.ravel()))[:top]
     points = []
     for idx in order:
         ki, si = np.unravel_index(idx, per_split.shape)

@@ -14,6 +14,11 @@ def _tok(x: float | None) -> str:
     return f"{x:,.0f} ({units.tokens_to_k(x):.1f}K)"
 
 
+def _t(x: float | None) -> str:
+    """A threshold, rounded down: requests longer than it are offloaded (l > t)."""
+    return "-" if x is None else _tok(float(int(x)))
+
+
 def _binding(b: dict[str, Any]) -> str:
     tight = [t for t in b.get("tight", []) if t != b["binding"]]
     return b["binding"] + (f" (= {', '.join(tight)})" if tight else "")
@@ -40,7 +45,7 @@ def _plan_tables(p: dict[str, Any]) -> list[Any]:
              f"(method: {p['method']})")
     w = p["workload"]
     best_lines = [
-        ["threshold t", _tok(b["threshold_tokens"])],
+        ["threshold t", _t(b["threshold_tokens"])],
         ["N_prfaas / N_p / N_d", f"{b['n_prfaas']} / {b['n_p']} / {b['n_d']}"],
         ["offloaded p", f"{b['p_offload'] * 100:.1f}%"],
         ["l_long / l_short", f"{_tok(b['l_long_tokens'])} / {_tok(b['l_short_tokens'])}"],
@@ -84,7 +89,7 @@ def _plan_tables(p: dict[str, Any]) -> list[Any]:
     m_rows = []
     for name, d in p["methods"].items():
         bb = d["best"]
-        m_rows.append([name, _tok(bb["threshold_tokens"]), f"{bb['n_prfaas']}/{bb['n_p']}/{bb['n_d']}",
+        m_rows.append([name, _t(bb["threshold_tokens"]), f"{bb['n_prfaas']}/{bb['n_p']}/{bb['n_d']}",
                        f"{bb['p_offload'] * 100:.1f}%", _tok(bb["l_long_tokens"]), f"{bb['lambda_max_rps']:.3f}",
                        num(bb["egress_gbps"], 2), _x(d["ratios"].get("prfaas_vs_homogeneous")),
                        _x(d["ratios"].get("naive_vs_homogeneous"))])
@@ -100,7 +105,7 @@ def _plan_tables(p: dict[str, Any]) -> list[Any]:
             if d is None:
                 rows.append([label, "-", "-", "none", "-", "misses the bound even at zero load", "ttft"])
                 continue
-            t_txt = "-" if d["threshold_tokens"] in (None, 0.0) else _tok(d["threshold_tokens"])
+            t_txt = "-" if d["threshold_tokens"] in (None, 0.0) else _t(d["threshold_tokens"])
             rows.append([label, t_txt, f"{d['n_prfaas']}/{d['n_p']}/{d['n_d']}", f"{d['lambda_ttft_rps']:.3f}",
                          f"{d['capacity_rps']:.3f}", f"{d['ttft_mean_s']:.2f} / {d['ttft_p90_s']:.2f} / "
                          f"{d['ttft_p99_s']:.2f}", d["binding"]])
@@ -110,7 +115,7 @@ def _plan_tables(p: dict[str, Any]) -> list[Any]:
                          ["system", "t", "prfaas/p/d", "rate req/s", "capacity req/s", "TTFT mean / P90 / P99 s",
                           "bound by"], rows,
                          caption=None if ratio is None else f"PrfaaS-PD vs homogeneous under the SLO: {_x(ratio)}"))
-    top = [[i + 1, _tok(o["threshold_tokens"]), f"{o['n_prfaas']}/{o['n_p']}/{o['n_d']}",
+    top = [[i + 1, _t(o["threshold_tokens"]), f"{o['n_prfaas']}/{o['n_p']}/{o['n_d']}",
             f"{o['lambda_max_rps']:.3f}", _binding(o)] for i, o in enumerate(p["top"])]
     out.append(table("Top configurations", ["#", "t", "prfaas/p/d", "Lambda req/s", "bound by"], top,
                      caption="\n".join(f"{k}: {v}" for k, v in p["sources"].items())))
@@ -124,7 +129,7 @@ def emit_sweep(fmt: str, s: dict[str, Any]) -> None:
             if not r["feasible"]:
                 rows.append([r["value_text"], "infeasible", "", "", "", "", r["reason"]])
                 continue
-            rows.append([r["value_text"], _tok(r["threshold_tokens"]), f"{r['n_prfaas']}/{r['n_p']}/{r['n_d']}",
+            rows.append([r["value_text"], _t(r["threshold_tokens"]), f"{r['n_prfaas']}/{r['n_p']}/{r['n_d']}",
                          f"{r['lambda_max_rps']:.3f}", _x(r["prfaas_vs_homogeneous"]),
                          f"{r['egress_gbps']:.2f} ({(r['link_utilization'] or 0) * 100:.0f}%)",
                          _binding(r)])
