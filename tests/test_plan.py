@@ -243,3 +243,12 @@ def test_sizing_the_prfaas_cluster_never_loses():
     assert 1 <= sized["n_prfaas"] <= 8
     # more PrfaaS instances than 4 only help while decode does not bind: 5 decode instances cap at 3.91
     assert sized["lambda_max_rps"] <= 8 * 0.78125 + 1e-9
+
+
+def test_idle_stage_does_not_waste_instances():
+    # one length: everything is offloaded (H200 beats H20 on every request), PD-P idles; the tie between
+    # splits goes to the one with the most decode headroom (N_p = 1), not an arbitrary one
+    d = run_json("optimize", "--set", "workload.input={kind: fixed, value: 32K}", "--set", "search.threshold=null")
+    b = d["best"]
+    assert b["p_offload"] == 1.0 and b["binding"] == "prfaas-compute"
+    assert (b["n_p"], b["n_d"]) == (1, 7)
