@@ -41,3 +41,11 @@ def test_console_script_usage_errors_are_one_line():
     assert res.stderr.strip().splitlines() == [
         "error: Invalid value for '--rate': 'abc' is not a valid float. (see `python -m prfaas_plan latency --help`)"
     ] or (len(res.stderr.strip().splitlines()) == 1 and "--rate" in res.stderr)
+
+
+def test_readme_library_snippet_runs(capsys):
+    code = re.search(r"```python\n(.*?)```", README, re.S).group(1)
+    exec(compile(code, "README.md", "exec"), {})
+    t, n_p, n_d, lam, binding = capsys.readouterr().out.split()
+    assert float(t) > 19400 and binding == "link"  # a 10 Gbps link binds and moves t up
+    assert int(n_p) + int(n_d) == 8 and float(lam) > 0
