@@ -252,3 +252,12 @@ def test_idle_stage_does_not_waste_instances():
     b = d["best"]
     assert b["p_offload"] == 1.0 and b["binding"] == "prfaas-compute"
     assert (b["n_p"], b["n_d"]) == (1, 7)
+
+
+@pytest.mark.parametrize("spec", ["{kind: lognormal, mu: 9.9, sigma: 1}", "{kind: gamma, shape: 2, scale: 8K}"])
+def test_unbounded_workload_with_the_default_threshold_range(spec):
+    # no max length and no search.threshold: the range ends at the 1 - 1e-6 quantile
+    d = run_json("optimize", "--set", f"workload.input={spec}", "--set", "search.threshold=null")
+    b = d["best"]
+    assert 0 < b["p_offload"] < 1 and b["lambda_max_rps"] > 0
+    assert d["search"]["thresholds"] <= 20_001

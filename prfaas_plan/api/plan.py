@@ -18,6 +18,8 @@ from prfaas_plan.errors import InfeasibleError, SpecError
 from prfaas_plan.specs.hardware import InstanceSpec
 from prfaas_plan.specs.scenario import ClusterSpec, ScenarioSpec
 
+MAX_THRESHOLDS = 20_000
+
 
 @dataclass(frozen=True)
 class Timing:
@@ -76,7 +78,11 @@ def timing(sc: ScenarioSpec, local: InstanceSpec | None = None) -> Timing:
 
 def _space(sc: ScenarioSpec) -> Space:
     s = sc.search
-    thresholds = np.arange(s.threshold_min, s.threshold_max + s.threshold_step / 2, s.threshold_step)
+    count = (s.threshold_max - s.threshold_min) / s.threshold_step
+    if count > MAX_THRESHOLDS:  # a range of many decades: log steps instead (the root finder refines t)
+        thresholds = np.geomspace(max(s.threshold_min, 1.0), s.threshold_max, MAX_THRESHOLDS)
+    else:
+        thresholds = np.arange(s.threshold_min, s.threshold_max + s.threshold_step / 2, s.threshold_step)
     thresholds = np.unique(np.append(thresholds[thresholds <= s.threshold_max], s.threshold_max))
     if s.size_prfaas:
         n_max = s.max_prfaas_instances or sc.prfaas.instances

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -357,7 +358,9 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog) -> ScenarioSpec:
     th = sc.search.threshold
     lo, hi = float(lengths.lo), float(lengths.hi)
     if th is None:
-        t_min, t_max, step = max(lo - 1, 0.0), hi, 128.0
+        # the workload's whole range; an unbounded tail stops where one request in a million is longer
+        top = hi if math.isfinite(hi) else float(lengths.quantile(1 - 1e-6))
+        t_min, t_max, step = max(lo - 1, 0.0), top, 128.0
     else:
         t_min, t_max, step = th.min, th.max, th.step
         if t_max < lo or t_min > hi:
@@ -377,7 +380,8 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog) -> ScenarioSpec:
             prefix_hit_rate=None if replay is None else float(replay.hit_rate), trace=trace,
             trace_cached_tokens=None if replay is None else replay.cached_tokens,
             arrival=sc.workload.arrival, arrival_cv=sc.workload.arrival_cv, rate_rps=sc.workload.rate_rps,
-            description=sc.workload.input.model_dump(),
+            description={k: None if isinstance(v, float) and not math.isfinite(v) else v  # max: inf -> null
+                         for k, v in sc.workload.input.model_dump().items()},
         ),
         decode_tokens_per_s=sc.slo.decode_tokens_per_s,
         ttft_slo_s=sc.slo.ttft,
