@@ -90,7 +90,7 @@ def model_show(ref: str, catalog: Catalog, *, kv_dtype: str | None = None, state
     f = kv.footprint(m, kv_dtype=kvd, state_dtype=std)
     saving = kv.hybrid_saving(m, reference_kv_heads=reference_kv_heads,
                               reference_head_dim=reference_head_dim, kv_dtype=kvd)
-    lengths = [1024, 8192, 32768, 131072]
+    lengths = [k * units.K_TOKENS for k in (1, 8, 32, 128)]
     return {
         "name": m.name,
         "source": m.source,
