@@ -231,3 +231,19 @@ def test_csv_of_mixed_layer_kinds_keeps_every_column():
     assert {r["kind"] for r in rows} == {"linear", "mla"}
     mla = next(r for r in rows if r["kind"] == "mla")
     assert mla["kv_lora_rank"] == "512" and mla["kv_bytes_per_token"] == "11520.0"
+
+
+def test_every_bundled_scenario_optimizes():
+    import json
+
+    from typer.testing import CliRunner
+
+    from prfaas_plan.cli import app
+    from prfaas_plan.io.load import Catalog
+
+    names = sorted(Catalog.default().entries("scenarios"))
+    assert "paper-case-study" in names and len(names) >= 2
+    for name in names:
+        res = CliRunner().invoke(app, ["optimize", name, "--format", "json"])
+        assert res.exit_code == 0, (name, res.output)
+        assert json.loads(res.stdout)["best"]["lambda_max_rps"] > 0
