@@ -261,3 +261,12 @@ def test_unbounded_workload_with_the_default_threshold_range(spec):
     b = d["best"]
     assert 0 < b["p_offload"] < 1 and b["lambda_max_rps"] > 0
     assert d["search"]["thresholds"] <= 20_001
+
+
+def test_trace_cache_capacity_from_the_kv_engine(shared_data):
+    trace = str(shared_data / "traces" / "mooncake_synthetic_trace.jsonl")
+    rates = [run_json("optimize", "--trace", trace, "--set", f"workload.input.cache_capacity_gib={c}")["workload"]
+             ["prefix_hit_rate"] for c in (1, 100)]
+    unbounded = run_json("optimize", "--trace", trace)["workload"]["prefix_hit_rate"]
+    assert rates[0] < rates[1] < unbounded
+    assert rates[0] < 0.05  # 1 GiB holds ~60K tokens of internal-1t KV (17,280 B/token): little reuse

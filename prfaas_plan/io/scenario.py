@@ -302,10 +302,11 @@ def load_scenario(ref: str | None, catalog: Catalog, *, overrides: list[str] | N
     raw = read_yaml(path)
     if not isinstance(raw, dict):
         raise SpecError("expected a mapping of keys", source=source)
-    extra = list(overrides or [])
+    extra = []
     if trace is not None:
-        # the trace brings its own output lengths
+        # the trace brings its own output lengths; --set comes after, e.g. workload.input.cache_capacity_gib
         extra += [f"workload.input={{kind: trace, file: '{Path(trace).resolve()}'}}", "workload.output_tokens=null"]
+    extra += list(overrides or [])
     if method is not None:
         extra.append(f"search.method={method}")
     data = apply_overrides(raw, extra, source)
