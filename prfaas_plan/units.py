@@ -17,7 +17,6 @@ import re
 KIB = 1024
 MIB = 1024**2
 GIB = 1024**3
-KB = 1e3
 GB = 1e9
 TB = 1e12
 BITS_PER_BYTE = 8
@@ -77,10 +76,6 @@ def s_to_ms(s):
 
 def tokens_to_k(tokens):
     return tokens / K_TOKENS
-
-
-def per_hour_to_per_s(x: float) -> float:
-    return x / HOUR
 
 
 _LENGTH_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*$")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -110,13 +111,18 @@ def _cost(price_per_hour: float | None, lam: float) -> float | None:
     return price_per_hour / (lam * units.HOUR) * units.MILLION
 
 
-def homogeneous(sc: ScenarioSpec, cluster: ClusterSpec, method: Method) -> dict[str, Any]:
-    """Homogeneous PD: every request prefilled locally at its full length; best integer split."""
+def homogeneous_splits(sc: ScenarioSpec, cluster: ClusterSpec, method: Method) -> tuple[Timing, list[OperatingPoint]]:
+    """Homogeneous PD, every request prefilled locally at its full length: each integer split N_p / N_d."""
     t = timing(sc, cluster.instance)
     r = routing(sc.workload.lengths, t.curves, [sc.workload.lengths.hi], method)
-    best = max((operating_point(r, 0, n_prfaas=0, n_p=n_p, n_d=cluster.instances - n_p, link_bytes_per_s=1.0,
-                                decode_rps_per_instance=t.decode_rps_per_instance)
-                for n_p in range(1, cluster.instances)), key=lambda op: op.lambda_max_rps)
+    return t, [operating_point(r, 0, n_prfaas=0, n_p=n_p, n_d=cluster.instances - n_p, link_bytes_per_s=1.0,
+                               decode_rps_per_instance=t.decode_rps_per_instance)
+               for n_p in range(1, cluster.instances)]
+
+
+def homogeneous(sc: ScenarioSpec, cluster: ClusterSpec, method: Method) -> dict[str, Any]:
+    """Homogeneous PD at its best split."""
+    best = max(homogeneous_splits(sc, cluster, method)[1], key=lambda op: op.lambda_max_rps)
     return {"hardware": cluster.instance.gpu.name, "gpus": cluster.gpus, "instances": cluster.instances,
             "n_p": best.n_p, "n_d": best.n_d, "theta_pd_p_rps": best.theta_pd_p_rps,
             "theta_pd_d_rps": best.theta_pd_d_rps, "lambda_max_rps": best.lambda_max_rps,
@@ -263,7 +269,8 @@ def parse_range(item: str, *, log: bool = False) -> tuple[str, list[str], list[f
 
 
 def sweep(ref: str | None, catalog: Any, *, overrides: list[str], method: str | None = None,
-          trace: str | None = None, log: bool = False, progress: bool = True) -> dict[str, Any]:
+          trace: str | None = None, log: bool = False,
+          progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
     """Re-optimise for each value of the one ranged --set; the others apply to every run."""
     from prfaas_plan.io.scenario import load_scenario
 
@@ -272,16 +279,14 @@ def sweep(ref: str | None, catalog: Any, *, overrides: list[str], method: str | 
         raise SpecError(f"give exactly one --set as a range key=a..b:n, got {len(ranged)}", field="--set")
     fixed = [o for o in overrides if o not in ranged]
     key, texts, numbers = parse_range(ranged[0], log=log)
-    rows = []
-    with _progress(len(texts), enabled=progress) as advance:
-        for text, number in zip(texts, numbers, strict=True):
-            sc = load_scenario(ref, catalog, overrides=[*fixed, f"{key}={text}"], method=method, trace=trace)
-            try:
-                p = plan(sc, methods=(sc.search.method,)).payload
-            except InfeasibleError as exc:
-                rows.append({"value": number, "value_text": text, "feasible": False, "reason": str(exc)})
-                advance()
-                continue
+    rows: list[dict[str, Any]] = []
+    for text, number in zip(texts, numbers, strict=True):
+        sc = load_scenario(ref, catalog, overrides=[*fixed, f"{key}={text}"], method=method, trace=trace)
+        try:
+            p = plan(sc, methods=(sc.search.method,)).payload
+        except InfeasibleError as exc:
+            rows.append({"value": number, "value_text": text, "feasible": False, "reason": str(exc)})
+        else:
             b = p["best"]
             hom = p["baselines"]["homogeneous"]
             rows.append({"value": number, "value_text": text, "feasible": True,
@@ -291,32 +296,7 @@ def sweep(ref: str | None, catalog: Any, *, overrides: list[str], method: str | 
                          "link_utilization": b["link_utilization"],
                          "homogeneous_lambda_max_rps": hom["lambda_max_rps"] if hom else None,
                          "prfaas_vs_homogeneous": p["ratios"].get("prfaas_vs_homogeneous")})
-            advance()
+        if progress is not None:
+            progress(f"sweeping {key}", len(rows), len(texts))
     return {"key": key, "scale": "log" if log or ranged[0].rstrip().endswith("log") else "linear",
             "method": method, "rows": rows}
-
-
-class _progress:
-    """A rich progress bar on stderr when it is a terminal; silent otherwise."""
-
-    def __init__(self, total: int, *, enabled: bool):
-        import sys
-
-        self.total = total
-        self.enabled = enabled and sys.stderr.isatty()
-        self._bar: Any = None
-
-    def __enter__(self):
-        if not self.enabled:
-            return lambda: None
-        from rich.console import Console
-        from rich.progress import Progress
-
-        self._bar = Progress(console=Console(stderr=True), transient=True)
-        self._bar.start()
-        task = self._bar.add_task("sweeping", total=self.total)
-        return lambda: self._bar.advance(task)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()

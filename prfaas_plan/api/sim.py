@@ -67,7 +67,7 @@ def run_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float 
                 progress: Callable[[str, int, int], None] | None = None) -> SimRun:
     """Simulate every system the scenario compares at one arrival rate; see :func:`simulate_systems`.
 
-    ``progress(system, arrived, expected)`` is called as each run advances.
+    ``progress(label, arrived, expected)`` is called as each run advances.
     """
     _check(n_requests, duration_s, seed)
     control = control if control is not None else sc.control
@@ -80,7 +80,8 @@ def run_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float 
     per: dict[str, Any] = {}
     for (name, c), stream in zip(configs.items(), streams, strict=True):
         expected = expected_requests(sc, rate, n_requests, duration_s)
-        tick = None if progress is None else (lambda n, name=name, expected=expected: progress(name, n, expected))
+        tick = None if progress is None else (lambda n, name=name, expected=expected:
+                                              progress(f"simulating {name}", n, expected))
         res = simulate(sc, c, rate_rps=rate, n_requests=n_requests, duration_s=duration_s,
                        rng=np.random.default_rng(stream), records=records, warmup_fraction=WARMUP_FRACTION,
                        control=control, progress=tick)

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 
 from prfaas_plan.api.latency import system_latency
-from prfaas_plan.api.plan import Timing
+from prfaas_plan.api.plan import Timing, homogeneous_splits
 from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, SystemConfig, systems
 from prfaas_plan.core.optimize import Search
-from prfaas_plan.core.throughput import Curves, Method, operating_point, routing
+from prfaas_plan.core.throughput import Method, operating_point, routing
 from prfaas_plan.errors import InfeasibleError
 from prfaas_plan.specs.scenario import ScenarioSpec
 
@@ -131,10 +131,10 @@ def bounded(sc: ScenarioSpec, t: Timing, res: Search) -> dict[str, Any]:
             out[name] = None
             continue
         cands = [configs[name]]
-        if name == HOMOGENEOUS:  # every split of the homogeneous cluster
-            h = configs[name]
-            n = h.n_p + h.n_d
-            cands = [_homogeneous(sc, h, k, n) for k in range(1, n)]
+        if name == HOMOGENEOUS and sc.homogeneous is not None:  # every split of the homogeneous cluster
+            _, splits = homogeneous_splits(sc, sc.homogeneous, Method.EXACT)
+            cands = [replace(configs[name], n_p=op.n_p, n_d=op.n_d, capacity_rps=op.lambda_max_rps,
+                             capacity_binding=str(op.binding)) for op in splits]
         found = [(r, c2) for c2 in cands if (r := max_rate(sc, c2, bound, stat)) is not None]
         if found:
             r_best, c_best = max(found, key=lambda x: x[0])
@@ -146,10 +146,3 @@ def bounded(sc: ScenarioSpec, t: Timing, res: Search) -> dict[str, Any]:
                      if hom else None}
     return out
 
-
-def _homogeneous(sc: ScenarioSpec, h: SystemConfig, n_p: int, n: int) -> SystemConfig:
-    curves = Curves(t_prfaas=h.t_local, t_local=h.t_local, s_kv=h.kv_bytes)  # type: ignore[arg-type]
-    r = routing(sc.workload.lengths, curves, [sc.workload.lengths.hi], Method.EXACT)
-    op = operating_point(r, 0, n_prfaas=0, n_p=n_p, n_d=n - n_p, link_bytes_per_s=1.0,
-                         decode_rps_per_instance=h.bs_max / (h.t_decode_s * h.output_tokens))
-    return replace(h, n_p=n_p, n_d=n - n_p, capacity_rps=op.lambda_max_rps, capacity_binding=str(op.binding))

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from prfaas_plan.api.plan import Timing, decode_rate, plan, timing
+from prfaas_plan.api.plan import Timing, homogeneous_splits, plan, timing
 from prfaas_plan.core.throughput import Method, operating_point, routing
 from prfaas_plan.specs.scenario import ScenarioSpec
 
@@ -75,14 +75,9 @@ def systems(sc: ScenarioSpec, *, which: tuple[str, ...] = (PRFAAS, HOMOGENEOUS, 
                                    link_bytes_per_s=sc.link.usable_bytes_per_s, bs_max=bs, t_decode_s=step,
                                    capacity_rps=cap.lambda_max_rps, capacity_binding=str(cap.binding), **common)
     if HOMOGENEOUS in which and sc.homogeneous is not None:
-        th = timing(sc, sc.homogeneous.instance)
+        th, splits = homogeneous_splits(sc, sc.homogeneous, Method.EXACT)
         hbs, hstep = _decode_shape(sc, th)
-        rate, _ = decode_rate(sc, sc.homogeneous.instance)
-        r = routing(lengths, th.curves, [lengths.hi], Method.EXACT)
-        n = sc.homogeneous.instances
-        cap = max((operating_point(r, 0, n_prfaas=0, n_p=k, n_d=n - k, link_bytes_per_s=1.0,
-                                   decode_rps_per_instance=rate) for k in range(1, n)),
-                  key=lambda op: op.lambda_max_rps)
+        cap = max(splits, key=lambda op: op.lambda_max_rps)
         out[HOMOGENEOUS] = SystemConfig(name=HOMOGENEOUS, threshold_tokens=None, n_prfaas=0, n_p=cap.n_p,
                                         n_d=cap.n_d, t_prfaas=None, t_local=th.curves.t_local,
                                         link_bytes_per_s=sc.link.usable_bytes_per_s, bs_max=hbs, t_decode_s=hstep,

@@ -36,14 +36,7 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-from prfaas_plan.cli import catalog, kv  # noqa: E402, F401  (register commands)
-
-for _optional in ("perf", "plan", "latency", "sim"):
-    try:
-        __import__(f"prfaas_plan.cli.{_optional}")
-    except ModuleNotFoundError as _exc:  # a command group not built yet
-        if _exc.name != f"prfaas_plan.cli.{_optional}":
-            raise
+from prfaas_plan.cli import catalog, kv, latency, perf, plan, sim  # noqa: E402, F401  (register commands)
 
 
 def _is(exc: BaseException, name: str) -> bool:

@@ -69,10 +69,12 @@ def sweep(
     Example: prfaas-plan sweep --set link.bandwidth=1Gbps..100Gbps:20 --log
     """
     from prfaas_plan.api import plan as api_plan
+    from prfaas_plan.cli.progress import Bar
     from prfaas_plan.io import views_plan
 
-    result = api_plan.sweep(scenario, catalog_from(catalog), overrides=set_ or [], method=_method(method),
-                            trace=str(trace) if trace else None, log=log)
+    with Bar() as tick:
+        result = api_plan.sweep(scenario, catalog_from(catalog), overrides=set_ or [], method=_method(method),
+                                trace=str(trace) if trace else None, log=log, progress=tick)
     if plot is not None:
         from prfaas_plan.io.plots import sweep_figure
 

@@ -11,6 +11,7 @@ import typer
 from prfaas_plan.cli import app
 from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from
 from prfaas_plan.cli.plan import MethodOpt, PlotOpt, ScenarioArg, SetOpt, TraceOpt, _method
+from prfaas_plan.cli.progress import Bar
 from prfaas_plan.errors import SpecError
 
 # numbers are read as text and parsed here, so a bad value is one line and exit code 2
@@ -100,7 +101,7 @@ def simulate(
         raise SpecError("give --requests or --duration, not both", field="--requests")
     sc = load_scenario(scenario, catalog_from(catalog), overrides=set_, method=_method(method),
                        trace=str(trace) if trace else None)
-    with _Bar() as tick:
+    with Bar() as tick:
         run = api_sim.run_systems(sc, rate_rps=rate_rps, load=load_f, n_requests=n, duration_s=dur,
                                   seed=seed_n if seed_n is not None else 0, records=records is not None, progress=tick)
     if plot is not None:
@@ -122,33 +123,3 @@ def _write_records(run: Any, path: Path) -> None:
         path.write_text(to_csv(rows))
     except OSError as exc:
         raise SpecError(f"cannot write the records: {exc}", field="--records") from None
-
-
-class _Bar:
-    """A rich progress bar per system on stderr when it is a terminal; silent otherwise."""
-
-    def __init__(self) -> None:
-        import sys
-
-        self.enabled = sys.stderr.isatty()
-        self._bar: Any = None
-        self._tasks: dict[str, Any] = {}
-
-    def __enter__(self):
-        if not self.enabled:
-            return None
-        from rich.console import Console
-        from rich.progress import Progress
-
-        self._bar = Progress(console=Console(stderr=True), transient=True)
-        self._bar.start()
-        return self._tick
-
-    def _tick(self, name: str, arrived: int, expected: int) -> None:
-        if name not in self._tasks:
-            self._tasks[name] = self._bar.add_task(f"simulating {name}", total=expected)
-        self._bar.update(self._tasks[name], completed=min(arrived, expected))
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()

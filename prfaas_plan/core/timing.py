@@ -53,9 +53,6 @@ def prefill_timer(model: ModelSpec, instance: InstanceSpec, *, source: Source | 
         have = ", ".join(f"{p.gpus}x{p.hardware}" for p in model.profiles) or "none"
         raise SpecError(f"no measured profile for {model.name} on {instance.name} (profiles: {have})",
                         field="--source")
-    try:
-        from prfaas_plan.core import prefill
-    except ImportError:  # the analytic model is not part of this build
-        raise SpecError(f"no measured profile for {model.name} on {instance.name}, and no analytic "
-                        "prefill model is available") from None
+    from prfaas_plan.core import prefill  # imports this module: imported here, not at the top
+
     return prefill.analytic_timer(model, instance)
