@@ -1,44 +1,28 @@
-"""Request length distributions: L = uncached input length in tokens (PAPER.md section 3).
-
-Every distribution answers, vectorised over the threshold t (tokens):
-
-- ``tail_prob(t)``  = p       = P(L > t)
-- ``mean_above(t)`` = l_long  = E[L | L > t]
-- ``mean_below(t)`` = l_short = E[L | L <= t]
-- ``expect_above(f, t)`` = E[f(L) | L > t] and ``expect_below(f, t)`` = E[f(L) | L <= t], e.g.
-  E[T_prefill(L) | L > t] for the ``exact`` throughput method;
-
-and draws whole-token lengths for the simulator with ``sample(rng, n)``.
-
-Conventions
------------
-- A scalar t gives a Python float, an array t an ndarray of t's shape.
-- On a conditioning set of probability zero the answer is the limit at the support edge:
-  ``mean_above(t >= hi) = hi``, ``mean_below(t < lo) = lo``, and ``f(hi)`` / ``f(lo)`` for the
-  ``expect_*`` methods. No method returns NaN; the only infinite answer is ``mean_above(inf)`` of
-  a distribution with unbounded support (its ``hi`` is inf).
-- Parametric distributions are continuous (a length is a real number of tokens), so
-  P(L <= t) = P(L < t); ``sample`` rounds to the nearest whole token (at least 1).
-- ``Empirical`` is exact over its finite, weighted sample.
-"""
+"""Continuous length distributions on [lo, hi]: truncated log-normal, gamma, uniform."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.special import gammainc, gammaincc, gammainccinv, gammaincinv, log_ndtr, ndtr, ndtri, ndtri_exp
 
+from prfaas_plan.core.lengths.base import (
+    FloatOrArray,
+    LengthFunction,
+    _apply,
+    _bounds,
+    _number,
+    _out,
+    _pin,
+    _probability,
+    _threshold,
+    _whole_tokens,
+)
 from prfaas_plan.errors import SpecError
-
-__all__ = ["Empirical", "Fixed", "Gamma", "LengthDistribution", "TruncatedLogNormal", "Uniform"]
-
-FloatOrArray = float | NDArray[np.float64]
-LengthFunction = Callable[[NDArray[np.float64]], ArrayLike]
 
 _GRID_CELLS = 2048  # log-spaced cells, merged with as many equal-probability cells
 _NARROW = 1e-6  # relative interval width below which a local expansion replaces CDF differences
@@ -46,84 +30,6 @@ _UNBOUNDED_TOP_Q = 1.0 - 1e-12  # log-spaced grid of an unbounded support stops 
 _TINY_MASS = 1e-200  # below this, masses may be subnormal: one node at the conditional mean instead
 
 
-@runtime_checkable
-class LengthDistribution(Protocol):
-    """What the throughput model and the simulator need of a length distribution."""
-
-    @property
-    def lo(self) -> float: ...
-    @property
-    def hi(self) -> float: ...
-    @property
-    def mean(self) -> float: ...
-    def describe(self) -> dict[str, Any]: ...
-    def tail_prob(self, t: ArrayLike) -> FloatOrArray: ...
-    def mean_above(self, t: ArrayLike) -> FloatOrArray: ...
-    def mean_below(self, t: ArrayLike) -> FloatOrArray: ...
-    def expect_above(self, f: LengthFunction, t: ArrayLike) -> FloatOrArray: ...
-    def expect_below(self, f: LengthFunction, t: ArrayLike) -> FloatOrArray: ...
-    def quantile(self, q: ArrayLike) -> FloatOrArray: ...
-    def sample(self, rng: np.random.Generator, n: int) -> NDArray[np.int64]: ...
-
-
-# ----------------------------------------------------------------------------- helpers
-
-
-def _threshold(t: ArrayLike) -> tuple[NDArray[np.float64], bool]:
-    arr = np.asarray(t, dtype=np.float64)
-    if np.isnan(arr).any():
-        raise ValueError("threshold t contains NaN")
-    return arr, arr.ndim == 0
-
-
-def _probability(q: ArrayLike) -> tuple[NDArray[np.float64], bool]:
-    arr = np.asarray(q, dtype=np.float64)
-    if not np.all((arr >= 0.0) & (arr <= 1.0)):
-        raise ValueError("quantile levels q must lie in [0, 1]")
-    return arr, arr.ndim == 0
-
-
-def _out(x: ArrayLike, scalar: bool) -> FloatOrArray:
-    return float(np.asarray(x)) if scalar else np.asarray(x, dtype=np.float64)
-
-
-def _apply(f: LengthFunction, x: NDArray[np.float64]) -> NDArray[np.float64]:
-    with np.errstate(all="ignore"):
-        y = np.asarray(f(x), dtype=np.float64)
-    return np.broadcast_to(y, x.shape)
-
-
-def _pin(q: NDArray[np.float64], x: NDArray[np.float64], lo: float, hi: float) -> NDArray[np.float64]:
-    """Quantile values clipped to [lo, hi], exactly lo at q = 0 and hi at q = 1."""
-    return np.where(q <= 0, lo, np.where(q >= 1, hi, np.clip(x, lo, hi)))
-
-
-def _whole_tokens(x: NDArray[np.float64]) -> NDArray[np.int64]:
-    return np.maximum(np.rint(x), 1.0).astype(np.int64)
-
-
-def _number(name: str, value: Any, *, positive: bool = False, allow_inf: bool = False) -> float:
-    where = f"workload.{name}"
-    if isinstance(value, bool):
-        raise SpecError(f"{name} must be a number, got {value!r}", field=where)
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise SpecError(f"{name} must be a number, got {value!r}", field=where) from None
-    if math.isnan(v) or (math.isinf(v) and not (allow_inf and v > 0)):
-        raise SpecError(f"{name} must be finite, got {value!r}", field=where)
-    if positive and v <= 0:
-        raise SpecError(f"{name} must be > 0, got {value!r}", field=where)
-    return v
-
-
-def _bounds(obj: Any, *, allow_inf_hi: bool) -> None:
-    lo = _number("lo", obj.lo, positive=True)
-    hi = _number("hi", obj.hi, positive=True, allow_inf=allow_inf_hi)
-    if lo >= hi:
-        raise SpecError(f"lo must be < hi, got lo={obj.lo!r}, hi={obj.hi!r}", field="workload.lo")
-    object.__setattr__(obj, "lo", lo)
-    object.__setattr__(obj, "hi", hi)
 
 
 def _log_ndtr_diff(x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -465,177 +371,3 @@ class Uniform(_Continuous):
     def _ppf(self, q):
         q = np.asarray(q, dtype=np.float64)
         return _pin(q, self.lo + q * (self.hi - self.lo), self.lo, self.hi)
-
-
-# ----------------------------------------------------------------------------- discrete
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Fixed:
-    """Every request has L = value tokens (a point mass)."""
-
-    value: float
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "value", _number("value", self.value, positive=True))
-
-    @property
-    def lo(self) -> float:
-        return self.value
-
-    @property
-    def hi(self) -> float:
-        return self.value
-
-    @property
-    def mean(self) -> float:
-        return self.value
-
-    def describe(self) -> dict[str, Any]:
-        return {"kind": "fixed", "value_tokens": self.value, "mean_tokens": self.value}
-
-    def tail_prob(self, t: ArrayLike) -> FloatOrArray:
-        arr, scalar = _threshold(t)
-        return _out(np.where(arr < self.value, 1.0, 0.0), scalar)
-
-    def mean_above(self, t: ArrayLike) -> FloatOrArray:
-        arr, scalar = _threshold(t)
-        return _out(np.full(arr.shape, self.value), scalar)
-
-    mean_below = mean_above
-
-    def expect_above(self, f: LengthFunction, t: ArrayLike) -> FloatOrArray:
-        arr, scalar = _threshold(t)
-        return _out(np.full(arr.shape, _apply(f, np.array([self.value]))[0]), scalar)
-
-    expect_below = expect_above
-
-    def quantile(self, q: ArrayLike) -> FloatOrArray:
-        arr, scalar = _probability(q)
-        return _out(np.full(arr.shape, self.value), scalar)
-
-    def sample(self, rng: np.random.Generator, n: int) -> NDArray[np.int64]:
-        return _whole_tokens(np.full(int(n), self.value))
-
-
-@dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
-class Empirical:
-    """A finite sample of lengths with optional weights (counts); exact expectations.
-
-    Values are sorted once with cumulative sums of weight and weight x value from both ends, so
-    every threshold query is a ``searchsorted`` plus a division; ``expect_*`` evaluates f once on
-    the distinct values. Zero-weight values are dropped (they are outside the support).
-    """
-
-    values: NDArray[np.float64]
-    weights: NDArray[np.float64] | None = None
-    _support: NDArray[np.float64] = field(init=False, compare=False)
-    _prob: NDArray[np.float64] = field(init=False, compare=False)
-    _head: NDArray[np.float64] = field(init=False, compare=False)  # _head[k] = P(L <= support[k-1])
-    _tail: NDArray[np.float64] = field(init=False, compare=False)  # _tail[k] = P(L >= support[k])
-    _head_sum: NDArray[np.float64] = field(init=False, compare=False)
-    _tail_sum: NDArray[np.float64] = field(init=False, compare=False)
-
-    @classmethod
-    def from_histogram(cls, lengths: ArrayLike, counts: ArrayLike) -> Empirical:
-        """From a histogram: ``counts[i]`` requests of ``lengths[i]`` tokens."""
-        return cls(values=lengths, weights=counts)
-
-    def __post_init__(self) -> None:
-        v = np.asarray(self.values, dtype=np.float64).ravel()
-        if v.size == 0:
-            raise SpecError("an empirical distribution needs at least one length", field="workload.values")
-        if not np.all(np.isfinite(v)) or np.any(v <= 0):
-            bad = v[~(np.isfinite(v) & (v > 0))][0]
-            raise SpecError(f"lengths must be finite and > 0, got {bad!r}", field="workload.values")
-        if self.weights is None:
-            w = np.ones_like(v)
-        else:
-            w = np.asarray(self.weights, dtype=np.float64).ravel()
-            if w.shape != v.shape:
-                raise SpecError(f"{w.size} weights for {v.size} lengths", field="workload.weights")
-            if not np.all(np.isfinite(w)) or np.any(w < 0) or not w.sum() > 0:
-                raise SpecError("weights must be finite, >= 0 and not all 0", field="workload.weights")
-        support, inverse = np.unique(v, return_inverse=True)
-        prob = np.bincount(inverse, weights=w, minlength=support.size)
-        keep = prob > 0
-        support, prob = support[keep], prob[keep] / prob[keep].sum()
-        head = np.concatenate([[0.0], np.cumsum(prob)])
-        tail = np.concatenate([np.cumsum(prob[::-1])[::-1], [0.0]])
-        head_sum = np.concatenate([[0.0], np.cumsum(prob * support)])
-        tail_sum = np.concatenate([np.cumsum((prob * support)[::-1])[::-1], [0.0]])
-        for name, arr in (("values", v), ("weights", w), ("_support", support), ("_prob", prob),
-                          ("_head", head), ("_tail", tail), ("_head_sum", head_sum),
-                          ("_tail_sum", tail_sum)):
-            arr.setflags(write=False)
-            object.__setattr__(self, name, arr)
-
-    def __repr__(self) -> str:
-        return f"Empirical(n={self.values.size}, distinct={self._support.size}, mean={self.mean:.1f})"
-
-    @property
-    def lo(self) -> float:
-        return float(self._support[0])
-
-    @property
-    def hi(self) -> float:
-        return float(self._support[-1])
-
-    @property
-    def mean(self) -> float:
-        return float(self._tail_sum[0] / self._tail[0])
-
-    def describe(self) -> dict[str, Any]:
-        return {"kind": "empirical", "n_values": int(self.values.size), "n_distinct": int(self._support.size),
-                "lo_tokens": self.lo, "hi_tokens": self.hi, "mean_tokens": self.mean}
-
-    def _split(self, t: ArrayLike) -> tuple[NDArray[np.intp], bool]:
-        arr, scalar = _threshold(t)
-        return np.searchsorted(self._support, arr, side="right"), scalar  # number of values <= t
-
-    def tail_prob(self, t: ArrayLike) -> FloatOrArray:
-        k, scalar = self._split(t)
-        return _out(np.clip(self._tail[k], 0.0, 1.0), scalar)
-
-    def mean_above(self, t: ArrayLike) -> FloatOrArray:
-        k, scalar = self._split(t)
-        s, n = self._support, self._support.size
-        with np.errstate(all="ignore"):
-            m = self._tail_sum[k] / self._tail[k]
-        kk = np.minimum(k, n - 1)
-        return _out(np.where(k < n, np.clip(m, s[kk], s[-1]), s[-1]), scalar)
-
-    def mean_below(self, t: ArrayLike) -> FloatOrArray:
-        k, scalar = self._split(t)
-        s = self._support
-        with np.errstate(all="ignore"):
-            m = self._head_sum[k] / self._head[k]
-        kk = np.maximum(k - 1, 0)
-        return _out(np.where(k > 0, np.clip(m, s[0], s[kk]), s[0]), scalar)
-
-    def expect_above(self, f: LengthFunction, t: ArrayLike) -> FloatOrArray:
-        k, scalar = self._split(t)
-        fv = _apply(f, self._support)
-        tail_f = np.concatenate([np.cumsum((self._prob * fv)[::-1])[::-1], [0.0]])
-        with np.errstate(all="ignore"):
-            res = np.where(k < self._support.size, tail_f[k] / self._tail[k], fv[-1])
-        return _out(res, scalar)
-
-    def expect_below(self, f: LengthFunction, t: ArrayLike) -> FloatOrArray:
-        k, scalar = self._split(t)
-        fv = _apply(f, self._support)
-        head_f = np.concatenate([[0.0], np.cumsum(self._prob * fv)])
-        with np.errstate(all="ignore"):
-            res = np.where(k > 0, head_f[k] / self._head[k], fv[0])
-        return _out(res, scalar)
-
-    def quantile(self, q: ArrayLike) -> FloatOrArray:
-        """Smallest value v with P(L <= v) >= q."""
-        arr, scalar = _probability(q)
-        idx = np.searchsorted(self._head[1:], arr * self._head[-1], side="left")
-        return _out(self._support[np.minimum(idx, self._support.size - 1)], scalar)
-
-    def sample(self, rng: np.random.Generator, n: int) -> NDArray[np.int64]:
-        """n draws with replacement, rounded to whole tokens (>= 1)."""
-        idx = np.searchsorted(self._head[1:], rng.random(int(n)) * self._head[-1], side="right")
-        return _whole_tokens(self._support[np.minimum(idx, self._support.size - 1)])
