@@ -27,6 +27,9 @@ from prfaas_plan.core import queueing
 
 _NODES = 2000
 QUANTILES = (0.5, 0.9, 0.99)
+# a stage at or above 1 - this utilisation is unstable: at capacity the waits diverge, and a
+# utilisation of 0.99999964 at Lambda_max is round-off of the service-time integration, not headroom
+AT_CAPACITY_RTOL = 1e-6
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -50,7 +53,8 @@ class Stage:
 
     @property
     def stable(self) -> bool:
-        return self.utilization < 1.0
+        """Utilisation below 1 - ``AT_CAPACITY_RTOL``: at capacity, within round-off, is unstable."""
+        return self.utilization < 1.0 - AT_CAPACITY_RTOL
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -132,10 +132,12 @@ class _Continuous:
         return self._grid.mean
 
     def tail_prob(self, t: ArrayLike) -> FloatOrArray:
-        """p = P(L > t)."""
+        """p = P(L > t); exactly 1.0 for t <= lo and 0.0 for t >= hi (a rule that routes all or
+        nothing must do so exactly, not by a mass that rounds to 1 - 1e-16)."""
         arr, scalar = _threshold(t)
         tc = np.clip(arr, self.lo, self.hi)
-        return _out(np.clip(self._mass(tc, np.full_like(tc, self.hi)), 0.0, 1.0), scalar)
+        p = np.clip(self._mass(tc, np.full_like(tc, self.hi)), 0.0, 1.0)
+        return _out(np.where(arr <= self.lo, 1.0, np.where(arr >= self.hi, 0.0, p)), scalar)
 
     def mean_above(self, t: ArrayLike) -> FloatOrArray:
         """l_long = E[L | L > t]; hi where P(L > t) = 0."""

@@ -113,6 +113,7 @@ class Empirical:
         support, prob = support[keep], prob[keep] / prob[keep].sum()
         head = np.concatenate([[0.0], np.cumsum(prob)])
         tail = np.concatenate([np.cumsum(prob[::-1])[::-1], [0.0]])
+        head[-1] = tail[0] = 1.0  # the whole sample, exactly: the sums may round to 1 - 1e-16
         head_sum = np.concatenate([[0.0], np.cumsum(prob * support)])
         tail_sum = np.concatenate([np.cumsum((prob * support)[::-1])[::-1], [0.0]])
         for name, arr in (("values", v), ("weights", w), ("_support", support), ("_prob", prob),
@@ -145,6 +146,7 @@ class Empirical:
         return np.searchsorted(self._support, arr, side="right"), scalar  # number of values <= t
 
     def tail_prob(self, t: ArrayLike) -> FloatOrArray:
+        """p = P(L > t); exactly 1.0 for t < lo and 0.0 for t >= hi."""
         k, scalar = self._split(t)
         return _out(np.clip(self._tail[k], 0.0, 1.0), scalar)
 
