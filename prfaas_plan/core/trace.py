@@ -87,6 +87,17 @@ class Trace:
         """Block hashes of request i, in prefix order."""
         return self.hash_ids[self.hash_offsets[i]:self.hash_offsets[i + 1]]
 
+    @property
+    def decode_tokens(self) -> NDArray[np.int64]:
+        """Output tokens each request is served for: max(output_tokens, 1).
+
+        A request with 0 output tokens (a trace may record one) is counted as 1 output token,
+        as engines do (vLLM and SGLang require max_tokens >= 1): its first token comes from
+        prefill and it still takes a decode slot for one step. The analytic model (the mean
+        L_out of Eq. 5) and the simulator (each request's decode hold) both use these counts.
+        """
+        return np.maximum(self.output_tokens, 1)
+
     def input_distribution(self) -> Empirical:
         """The full input lengths (no prefix cache) as an ``Empirical`` distribution."""
         return Empirical(values=self.input_tokens)

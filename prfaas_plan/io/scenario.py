@@ -354,7 +354,7 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog) -> ScenarioSpec:
     if output is None:
         if trace is None:
             raise SpecError("required key is missing", source=source, field="workload.output_tokens")
-        output = float(trace.output_tokens.mean())
+        output = float(trace.decode_tokens.mean())  # 0 output tokens count as 1 (core.trace)
     input_total = float(trace.input_tokens.mean()) if trace is not None else float(lengths.mean)
     th = sc.search.threshold
     lo, hi = float(lengths.lo), float(lengths.hi)

@@ -239,7 +239,7 @@ class TraceSource:
         self.horizon_s = float(t[keep - 1]) if keep > 1 else 1.0
         self.warm_i = min(int(warmup_fraction * keep), keep - 1)
         self._inputs = trace.input_tokens.tolist()
-        self._outputs = trace.output_tokens.tolist()
+        self._outputs = trace.decode_tokens.tolist()  # 0 output tokens count as 1 (core.trace)
         self._flat = trace.hash_ids.tolist()
         self._off = trace.hash_offsets.tolist()
         self.bt = int(trace.block_tokens)
