@@ -206,3 +206,16 @@ def test_llama_8b_is_its_own_reference() -> None:
     # every layer full GQA with 8 KV heads x 128: exactly the reference, no saving
     s = kv.hybrid_saving(model("Llama-3.1-8B"))
     assert s is not None and s.total_factor == pytest.approx(1.0, rel=EXACT)
+
+
+@pytest.mark.parametrize(("option", "value"), [("--ref-kv-heads", "0"), ("--ref-kv-heads", "-2"),
+                                               ("--ref-head-dim", "0"), ("--ref-head-dim", "-128")])
+def test_model_show_refuses_a_non_positive_reference(option: str, value: str) -> None:
+    from typer.testing import CliRunner
+
+    from prfaas_plan.cli import app
+
+    res = CliRunner().invoke(app, ["model", "show", "Llama-3.1-8B", option, value])
+    assert res.exit_code == 2, res.output
+    (line,) = res.stderr.strip().splitlines()
+    assert line == f"error: {option}: must be a positive whole number, got {value}"

@@ -43,6 +43,50 @@ def test_between_profile_points_is_interpolated_and_monotone():
     assert t == sorted(t) and 0.72 < t[1] < t[2] < 1.84
 
 
+def test_source_column_says_where_each_time_comes_from():
+    rows = kv_rate("internal-1t", "--lengths", "512,1K,4K,128K,200K")["rows"]
+    assert [r["basis"] for r in rows] == ["extrapolated", "measured", "interpolated", "measured", "extrapolated"]
+    assert [r["source"] for r in rows] == ["extrapolated (below the measured 1K)", "measured", "interpolated",
+                                           "measured", "extrapolated (beyond the measured 128K)"]
+    assert [r["kv_source"] for r in rows] == [r["basis"] for r in rows]  # KV from the same profile
+    assert not any(r["beyond_context"] for r in rows)  # internal-1t: 262,144 tokens
+
+
+def test_table_labels_extrapolation():
+    res = runner.invoke(app, ["kv-rate", "internal-1t", "--lengths", "4K,200K"])
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert next(line for line in lines if line.strip().startswith("4K")).endswith("interpolated")
+    assert next(line for line in lines if line.strip().startswith("200K")).endswith(
+        "extrapolated (beyond the measured 128K)")
+    assert "outside the measured 1K..128K" in res.stdout
+
+
+@pytest.mark.parametrize(("model", "lengths", "shown", "limit"), [
+    ("internal-1t", "1K,10M", "10240K (10,485,760 tokens)", "262,144"),
+    ("Llama-3.1-8B", "8K,129K", "129K (132,096 tokens)", "131,072"),
+    ("Qwen3-235B-A22B", "1K,8K,32K,128K", "128K (131,072 tokens)", "40,960"),
+])
+def test_lengths_past_the_context_are_refused(model, lengths, shown, limit):
+    res = runner.invoke(app, ["kv-rate", model, "--lengths", lengths])
+    assert res.exit_code == 2, res.output
+    (line,) = res.stderr.strip().splitlines()
+    assert line.startswith("error: --lengths: ") and shown in line and f"context of {limit} tokens" in line
+    assert "--allow-beyond-context" in line
+
+
+def test_allow_beyond_context_labels_measured_and_analytic_rows():
+    d = kv_rate("internal-1t", "--lengths", "128K,300K", "--source", "both", "--allow-beyond-context")
+    measured, analytic = d["rows"][:2], d["rows"][2:]
+    assert [r["basis"] for r in measured] == ["measured", "extrapolated"]
+    assert measured[1]["source"] == "extrapolated (beyond the measured 128K, beyond the 256K context)"
+    assert [r["source"] for r in analytic] == ["analytic", "extrapolated (analytic, beyond the 256K context)"]
+    assert [r["beyond_context"] for r in d["rows"]] == [False, True, False, True]
+    # the 10M case of the issue: now allowed, and named as such
+    (row,) = kv_rate("internal-1t", "--lengths", "10M", "--allow-beyond-context")["rows"]
+    assert row["basis"] == "extrapolated" and row["prefill_s"] > 7.40
+
+
 def test_fp8_kv_uses_the_kv_engine():
     d = kv_rate("internal-1t", "--kv-dtype", "fp8", "--lengths", "32K")
     (row,) = d["rows"]

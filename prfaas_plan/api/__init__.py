@@ -11,11 +11,12 @@ import numpy as np
 
 from prfaas_plan import units
 from prfaas_plan.core import kv
+from prfaas_plan.core.profile import EXTRAPOLATED, EXTRAPOLATION, profile_basis
 from prfaas_plan.core.timing import Source, prefill_timer
 from prfaas_plan.errors import SpecError
 from prfaas_plan.io.load import Catalog, load_gpu, load_model
 from prfaas_plan.specs.hardware import InstanceSpec
-from prfaas_plan.specs.model import DType, LinearGroup, ModelSpec
+from prfaas_plan.specs.model import DType, LinearGroup, MeasuredProfile, ModelSpec
 
 
 def _dtype(value: str | None, field: str) -> DType | None:
@@ -85,6 +86,9 @@ def _group_fields(group: Any) -> dict[str, Any]:
 
 def model_show(ref: str, catalog: Catalog, *, kv_dtype: str | None = None, state_dtype: str | None = None,
                reference_kv_heads: int = 8, reference_head_dim: int = 128) -> dict[str, Any]:
+    for value, option in ((reference_kv_heads, "--ref-kv-heads"), (reference_head_dim, "--ref-head-dim")):
+        if value < 1:
+            raise SpecError(f"must be a positive whole number, got {value}", field=option)
     m = load_model(ref, catalog)
     kvd, std = _dtype(kv_dtype, "--kv-dtype"), _dtype(state_dtype, "--state-dtype")
     f = kv.footprint(m, kv_dtype=kvd, state_dtype=std)
@@ -140,6 +144,36 @@ def import_model(config_path: str) -> dict[str, Any]:
     return data
 
 
+def require_context(model: ModelSpec, lengths: Sequence[float], option: str, *, allow: bool = False) -> None:
+    """Refuse lengths past the model's max_position_embeddings unless the user allows them."""
+    over = model.beyond_context(lengths)
+    if over and not allow:
+        n, limit = over[0], model.max_position_embeddings
+        raise SpecError(f"{units.format_length(n)} ({n:,.0f} tokens) is beyond {model.name}'s context of "
+                        f"{limit:,} tokens (max_position_embeddings); pass --allow-beyond-context to extrapolate",
+                        field=option)
+
+
+def _length_range(lengths: Sequence[int]) -> str:
+    return f"{units.format_length(lengths[0])}..{units.format_length(lengths[-1])}"
+
+
+def _time_basis(model: ModelSpec, n: int, profile: MeasuredProfile | None, basis: str | None) -> tuple[str, str]:
+    """(basis word, label) of one kv-rate row: measured / interpolated / extrapolated / analytic."""
+    reasons = []
+    if basis == EXTRAPOLATED and profile is not None:
+        side = "beyond" if n > profile.lengths[-1] else "below"
+        edge = profile.lengths[-1] if side == "beyond" else profile.lengths[0]
+        reasons.append(f"{side} the measured {units.format_length(edge)}")
+    word = basis or "analytic"
+    if model.beyond_context([n]):
+        if basis is None:
+            reasons.append("analytic")
+        word = EXTRAPOLATED
+        reasons.append(f"beyond the {units.format_length(model.max_position_embeddings or 0)} context")
+    return word, word + (f" ({', '.join(reasons)})" if reasons else "")
+
+
 def instance(hardware: str, gpus: int, catalog: Catalog) -> InstanceSpec:
     if gpus < 1:
         raise SpecError(f"must be a positive number of GPUs, got {gpus}", field="--gpus")
@@ -148,11 +182,18 @@ def instance(hardware: str, gpus: int, catalog: Catalog) -> InstanceSpec:
 
 def kv_rate(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int], catalog: Catalog,
             instances: int | None = None, kv_dtype: str | None = None, state_dtype: str | None = None,
-            source: str = "auto") -> dict[str, Any]:
-    """Phi_kv(l) = S_kv(l) / T_prefill(l) per length (Eq. 1) and, for N instances, B_out (Eq. 2)."""
+            source: str = "auto", allow_beyond_context: bool = False) -> dict[str, Any]:
+    """Phi_kv(l) = S_kv(l) / T_prefill(l) per length (Eq. 1) and, for N instances, B_out (Eq. 2).
+
+    Each row says where its time comes from: ``measured`` at a profile point, ``interpolated``
+    between points, ``extrapolated`` outside them or past the model's context (analytic rows
+    there too); ``analytic`` otherwise. Lengths past max_position_embeddings are refused unless
+    ``allow_beyond_context``.
+    """
     if instances is not None and instances < 1:
         raise SpecError(f"must be a positive number of instances, got {instances}", field="--instances")
     m = load_model(model_ref, catalog)
+    require_context(m, lengths, "--lengths", allow=allow_beyond_context)
     inst = instance(hardware, gpus, catalog)
     kvd, std = _dtype(kv_dtype, "--kv-dtype"), _dtype(state_dtype, "--state-dtype")
     if source == "both":
@@ -167,20 +208,31 @@ def kv_rate(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int],
     f = kv.footprint(m, kv_dtype=kvd, state_dtype=std)
     length = np.asarray(lengths, dtype=np.float64)
     rows = []
+    details = []
     for timer in timers:
         t = np.asarray(timer(length))
         use_measured_kv = timer.kv_bytes is not None and kvd in (None, m.kv_dtype) and std in (None, m.state_dtype)
         s = np.asarray(timer.kv_bytes(length)) if use_measured_kv else np.asarray(f.s_kv(length))
         phi = s / t
+        measured = timer.source == Source.MEASURED
+        profile = m.profile_for(inst.gpu.name, inst.gpus) if measured else None
+        basis = profile_basis(profile, length) if profile is not None else None
+        detail = timer.detail
+        if basis is not None and EXTRAPOLATED in basis:
+            detail += f"; outside the measured {_length_range(profile.lengths)}: {EXTRAPOLATION}"
+        details.append({"source": str(timer.source), "detail": detail})
         for i, n in enumerate(lengths):
+            word, label = _time_basis(m, n, profile, None if basis is None else str(basis[i]))
             row = {
                 "length_tokens": int(n),
                 "kv_bytes": float(s[i]),
                 "prefill_s": float(t[i]),
                 "kv_bytes_per_s": float(phi[i]),
                 "kv_gbps": float(units.bytes_per_s_to_gbps(phi[i])),
-                "source": str(timer.source),
-                "kv_source": "measured" if use_measured_kv else "kv engine",
+                "source": label,
+                "basis": word,
+                "beyond_context": bool(m.beyond_context([n])),
+                "kv_source": str(basis[i]) if use_measured_kv and basis is not None else "kv engine",
             }
             if instances is not None:
                 row["egress_gbps"] = float(units.bytes_per_s_to_gbps(instances * phi[i]))
@@ -191,7 +243,7 @@ def kv_rate(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int],
         "instances": instances,
         "kv_dtype": str(f.kv_dtype),
         "state_dtype": str(f.state_dtype),
-        "sources": [{"source": str(t.source), "detail": t.detail} for t in timers],
+        "sources": details,
         "rows": rows,
     }
 

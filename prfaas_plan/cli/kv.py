@@ -23,6 +23,8 @@ def kv_rate(
     kv_dtype: Annotated[str | None, typer.Option("--kv-dtype", help="bf16 or fp8")] = None,
     state_dtype: Annotated[str | None, typer.Option("--state-dtype", help="fp32 or bf16")] = None,
     source: Annotated[str, typer.Option("--source", help="auto, measured, analytic or both")] = "auto",
+    allow_beyond_context: Annotated[bool, typer.Option(
+        "--allow-beyond-context", help="Extrapolate past the model's max_position_embeddings")] = False,
     fmt: FormatOpt = Format.table,
     catalog: CatalogOpt = None,
 ) -> None:
@@ -38,5 +40,6 @@ def kv_rate(
     except ValueError as exc:
         raise SpecError(str(exc), field="--lengths") from None
     result = api.kv_rate(model, hardware=hardware, gpus=gpus, lengths=parsed, catalog=catalog_from(catalog),
-                         instances=instances, kv_dtype=kv_dtype, state_dtype=state_dtype, source=source)
+                         instances=instances, kv_dtype=kv_dtype, state_dtype=state_dtype, source=source,
+                         allow_beyond_context=allow_beyond_context)
     views.emit_kv_rate(fmt, result)

@@ -18,6 +18,7 @@ from numpy.typing import ArrayLike, NDArray
 from prfaas_plan.specs.model import MeasuredProfile
 
 INTERPOLATION = "quadratic least-squares fit + PCHIP of residuals (exact at measured points)"
+EXTRAPOLATION = "the quadratic fit with the residual held at its end value"
 
 
 def _pchip_slopes(x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -113,3 +114,18 @@ class ProfileCurve:
 
     def is_measured_point(self, lengths: ArrayLike) -> NDArray[np.bool_]:
         return np.isin(np.asarray(lengths), np.asarray(self.profile.lengths))
+
+    def basis(self, lengths: ArrayLike) -> NDArray[np.str_]:
+        """Per length: MEASURED at a profile point, INTERPOLATED between points, EXTRAPOLATED outside."""
+        return profile_basis(self.profile, lengths)
+
+
+MEASURED, INTERPOLATED, EXTRAPOLATED = "measured", "interpolated", "extrapolated"
+
+
+def profile_basis(profile: MeasuredProfile, lengths: ArrayLike) -> NDArray[np.str_]:
+    """Where a profile value at each length comes from: a measured point, between points, or outside."""
+    length = np.asarray(lengths, dtype=np.float64)
+    x = np.asarray(profile.lengths, dtype=np.float64)
+    inside = (length >= x[0]) & (length <= x[-1])
+    return np.where(np.isin(length, x), MEASURED, np.where(inside, INTERPOLATED, EXTRAPOLATED))

@@ -1,13 +1,19 @@
 """Frozen model specs: a model is a tuple of layer groups, each of one attention kind.
 
 Field names follow HuggingFace ``config.json`` where one exists, so values can be checked
-against the hub file. Derived quantities (bytes per token, state bytes) live in ``core.kv``.
+against the hub file. Derived quantities (bytes per token, state bytes) live in ``core.kv``;
+the weight bytes a checkpoint stores (``WeightFormat``, scale overhead included) live here, so
+decode memory and the weights that fit read one number.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
+
+import numpy as np
 
 
 class AttentionKind(StrEnum):
@@ -143,6 +149,25 @@ class MeasuredProfile:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class WeightFormat:
+    """How the checkpoint stores its weights, in bytes per weight with the scales included.
+
+    Routed experts and the other weights (mixers, dense and shared FFN, router, embeddings,
+    LM head) may differ: gpt-oss keeps attention in bf16 and the experts in MXFP4.
+    ``other_bytes`` is the mean over the other weights, the unquantised ones (the config's
+    ``ignore`` / ``modules_to_not_convert``, and embeddings, which no scheme converts) included.
+    Examples: FP8 block 128x128 = 1 + 4/16384 (fp32 scale per block); MXFP4 = 0.5 + 1/32 (e8m0
+    per 32); NVFP4 = 0.5 + 1/16 (fp8 per 16); int4 group g = 0.5 + 2/g (bf16 scale per group).
+    """
+
+    name: str
+    expert_bytes: float
+    other_bytes: float
+    excluded: tuple[str, ...] = ()
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ModelSpec:
     name: str
     source: str
@@ -159,11 +184,46 @@ class ModelSpec:
     state_dtype: DType = DType.FP32
     conv_dtype: DType = DType.BF16
     max_position_embeddings: int | None = None
+    weight_format: WeightFormat | None = None
     profiles: tuple[MeasuredProfile, ...] = field(default_factory=tuple)
     notes: str = ""
 
     def groups(self, kind: AttentionKind) -> tuple[LayerGroup, ...]:
         return tuple(g for g in self.layers if g.kind == kind)
+
+    @property
+    def routed_expert_params(self) -> float:
+        """Weights of all routed experts: matrices x hidden x moe_intermediate_size x experts x MoE layers."""
+        moe = self.moe
+        if moe is None:
+            return 0.0
+        layers = moe.num_moe_layers or self.num_hidden_layers - moe.num_dense_layers
+        return float(moe.mlp_matrices * self.hidden_size * moe.moe_intermediate_size * moe.num_experts * layers)
+
+    def weight_bytes(self, params: float | Any) -> float | Any:
+        """Bytes of ``params`` weights read together, every non-expert weight among them first.
+
+        A forward pass touches all non-expert weights and some experts (``core.prefill.weights_touched``),
+        so params = non-expert + touched experts, each part at its own bytes per weight. Without a
+        ``weight_format``, every weight takes weight_dtype's bytes. Vectorised over ``params``.
+        """
+        f = self.weight_format
+        if f is None:
+            return params * self.weight_dtype.bytes
+        other = self.params_total - self.routed_expert_params
+        experts = np.maximum(np.asarray(params, dtype=np.float64) - other, 0.0)
+        out = np.minimum(params, other) * f.other_bytes + experts * f.expert_bytes
+        return float(out) if np.ndim(out) == 0 else out
+
+    @property
+    def weights_bytes_total(self) -> float:
+        """Bytes of the whole checkpoint's weights (what must fit in HBM)."""
+        return float(self.weight_bytes(self.params_total))
+
+    def beyond_context(self, lengths: Iterable[float]) -> list[float]:
+        """The lengths above ``max_position_embeddings`` (none when the limit is unknown)."""
+        limit = self.max_position_embeddings
+        return [] if limit is None else [n for n in lengths if n > limit]
 
     def profile_for(self, hardware: str, gpus: int) -> MeasuredProfile | None:
         for p in self.profiles:

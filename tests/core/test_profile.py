@@ -52,3 +52,10 @@ def test_pchip_equals_scipy(xs, seed):
     y = np.random.default_rng(seed).normal(size=len(x))
     xi = np.linspace(x[0], x[-1], 101)
     np.testing.assert_allclose(Pchip.fit(x, y)(xi), PchipInterpolator(x, y)(xi), rtol=1e-9, atol=1e-9)
+
+
+def test_basis_names_measured_interpolated_and_extrapolated():
+    c = ProfileCurve.fit(TABLE5)
+    got = c.basis([512, 1024, 4096, 32768, 131072, 131073, 10 * 2**20])
+    assert list(got) == ["extrapolated", "measured", "interpolated", "measured", "measured", "extrapolated",
+                         "extrapolated"]
