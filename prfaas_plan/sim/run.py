@@ -33,8 +33,11 @@ Model (DESIGN.md "Latency"; PAPER.md sections 2-4):
 - Metrics (memory flat in the number of requests unless ``records``): TTFT in fixed log-spaced
   histograms plus exact means; time averages and rates over the measurement window [arrival of
   the first measured request, last arrival]; the first ``warmup_fraction`` of requests are not
-  measured. Throughput counts decode admissions in the window (each request completes a fixed
-  decode time later, so in steady state this is the completion rate).
+  measured. Throughput counts decode admissions (each request completes a fixed decode time
+  later, so in steady state this is the completion rate) over [arrival of the first measured
+  request, last admission]: that span holds at least one TTFT (> 0), so it is never 0, even
+  for 2 requests or a trace whose arrivals all fall at one instant; overloaded, it is the rate
+  the bottleneck sustains.
 """
 
 from __future__ import annotations
@@ -73,8 +76,9 @@ class SimResult:
     requests: int  # arrived
     measured: int  # after warm-up
     completed: int  # measured requests admitted to decode (each completes one decode time later)
-    span_s: float  # measurement window
-    throughput_rps: float | None  # decode admissions (= completions in steady state) per second in the window
+    span_s: float  # measurement window of the time averages: [first measured arrival, last arrival]
+    throughput_rps: float | None  # decode admissions per second of throughput_span_s; None if none
+    throughput_span_s: float | None  # [first measured arrival, last admission]
     ttft: Hist
     ttft_paths: dict[str, Hist]
     tpot_s: float
@@ -101,7 +105,8 @@ class SimResult:
             "per_path": {name: {"count": h.n, "share": h.n / self.ttft.n if self.ttft.n else None,
                                 "ttft_mean_s": h.mean, "ttft_p50_s": h.quantile(0.5), "ttft_p90_s": h.quantile(0.9),
                                 "ttft_p99_s": h.quantile(0.99)} for name, h in self.ttft_paths.items()},
-            "throughput_rps": self.throughput_rps, "completed": self.completed, "requests": self.requests,
+            "throughput_rps": self.throughput_rps, "throughput_span_s": self.throughput_span_s,
+            "completed": self.completed, "requests": self.requests,
             "measured": self.measured, "span_s": self.span_s, "rate_rps": self.rate_rps,
             "link_utilization": self.link_utilization, "link_bytes_per_s": self.link_bytes_per_s,
             "prefix_hit_rate": self.prefix_hit_rate, "stage_rps": self.stage_rps, "routed_share": self.routed_share,
@@ -157,6 +162,7 @@ class _Run:
         self.done_arriving = False
         self.snaps: list[dict[str, float]] = []
         self.n_measured = 0
+        self.last_admit: float | None = None  # time of the last decode admission
 
     # ------------------------------------------------------------------ arrivals and routing
     def arrive(self) -> None:
@@ -247,6 +253,7 @@ class _Run:
     def _admit(self, r: Req, now: float) -> None:
         r.decode_started_at = now
         ttft = now - r.arrived_at
+        self.last_admit = now
         if r.measured:
             k = Hist.bin_of(ttft)
             self.hist.add(ttft, k)
@@ -323,11 +330,14 @@ class _Run:
             keys = ("i", "arrived_at", "path", "uncached_tokens", "prefill_started_at", "prefill_completed_at",
                     "kv_transfer_completed_at", "decode_started_at", "completed_at", "ttft_s", "measured")
             records = [dict(zip(keys, rec, strict=True)) for rec in sorted(self.records)]
+        tspan = self.last_admit - a["t"] if self.hist.n and self.last_admit is not None else None
+        throughput = (self.decode.admitted - a["admitted"]) / tspan if tspan is not None and tspan > 0 else None
         paths = {name: h for name, h in self.hist_path.items()
                  if (self.pool_p if name == "prfaas" else self.pool_l) is not None}
         return SimResult(
             system=self.system.name, rate_rps=rate_rps, requests=self.arrived, measured=self.n_measured,
-            completed=self.hist.n, span_s=span, throughput_rps=rate("admitted"), ttft=self.hist, ttft_paths=paths,
+            completed=self.hist.n, span_s=span, throughput_rps=throughput, throughput_span_s=tspan, ttft=self.hist,
+            ttft_paths=paths,
             tpot_s=self.system.t_decode_s, stage_rps=stage, routed_share=share, utilization=util, mean_queue=queue,
             link_utilization=link_u, link_bytes_per_s=link_rate, link_series=self.link.utilisation_series(),
             prefix_hit_rate=src.tokens_hit / src.tokens_in if src.traced and src.tokens_in else None,
