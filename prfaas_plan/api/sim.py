@@ -56,7 +56,7 @@ def expected_requests(sc: ScenarioSpec, rate_rps: float, n_requests: int | None,
 def _summary(res: SimResult) -> dict[str, Any]:
     d = res.to_dict()
     keys = ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "tpot_s", "per_path", "throughput_rps",
-            "completed", "link_utilization", "prefix_hit_rate")
+            "completed", "link_utilization", "prefix_hit_rate", "recompute_avoided_rate")
     return {k: d[k] for k in keys} | {k: v for k, v in d.items() if k not in keys}
 
 

@@ -50,7 +50,9 @@ def emit_sim(fmt: str, r: dict[str, Any]) -> None:
                    + ("" if speed is None else f" ({speed:,.0f} requests/s)")
                    + f"; seed {sim['seed']}; first {sim['warmup_fraction'] * 100:.0f}% not measured")
         if r.get("prefix_hit_rate") is not None:
-            caption += f"; prefix hit rate {_pct(r['prefix_hit_rate'])} ({sim['cache_mode']})"
+            caption += (f"; prefix hit rate {_pct(r['prefix_hit_rate'])} (PD cluster's cache, every request, "
+                        f"as optimize counts it); {_pct(r.get('recompute_avoided_rate'))} of the measured input "
+                        f"tokens not prefilled ({sim['cache_mode']})")
         out = [table(f"{r['scenario']}: simulated TTFT at {r['rate_rps']:.3f} req/s "
                      f"({r['load'] * 100:.0f}% of the smallest capacity)",
                      ["system", "load", "TTFT mean s", "P50 s", "P90 s", "P99 s", "analytic mean s",

@@ -251,7 +251,8 @@ class TraceSource:
         self._tp = np.asarray(system.t_prfaas(grid), dtype=np.float64) if system.t_prfaas else None
         self._tl = np.asarray(system.t_local(grid), dtype=np.float64) if system.t_local else None
         self._kv = np.asarray(system.kv_bytes(grid), dtype=np.float64)
-        self.tokens_in = self.tokens_hit = 0
+        self.tokens_in = self.tokens_hit = 0  # measured requests: input tokens, tokens not prefilled
+        self.pd_in = self.pd_hit = 0  # every request: input tokens, PD cluster's cache hits (the replay's)
 
     def next_time(self, i: int) -> float | None:
         return self._times[i] if i < len(self._times) else None
@@ -276,6 +277,8 @@ class TraceSource:
             off = route(l)
             compute = total - c_pf if off else l
             prefetch = 0
+        self.pd_in += total
+        self.pd_hit += c_pd
         self.pd_cache.insert(blocks)  # the PD cluster ends up with every request's KV
         if off:
             self.pf_cache.insert(blocks)

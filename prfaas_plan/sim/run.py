@@ -37,7 +37,9 @@ Model (DESIGN.md "Latency"; PAPER.md sections 2-4):
   later, so in steady state this is the completion rate) over [arrival of the first measured
   request, last admission]: that span holds at least one TTFT (> 0), so it is never 0, even
   for 2 requests or a trace whose arrivals all fall at one instant; overloaded, it is the rate
-  the bottleneck sustains.
+  the bottleneck sustains. A trace's prefix hit rate is the PD cluster's cache hits over every
+  replayed request (the optimizer's replay, equal to it on the same requests); the tokens the
+  measured requests did not prefill, from either cluster's cache, are ``recompute_avoided_rate``.
 """
 
 from __future__ import annotations
@@ -89,7 +91,11 @@ class SimResult:
     link_utilization: float | None  # busy fraction of the link in the window (= mean bytes/s / bandwidth)
     link_bytes_per_s: float | None
     link_series: tuple[np.ndarray, np.ndarray]  # (window start s, utilisation)
-    prefix_hit_rate: float | None  # tokens not recomputed / input tokens (traces)
+    # traces: the PD cluster's cache hits / input tokens over every replayed request, warm-up
+    # included: what ``optimize --trace`` reports (core.trace.replay_prefix_cache) for the same
+    # requests; and the measured requests' input tokens not prefilled (either cluster's cache)
+    prefix_hit_rate: float | None
+    recompute_avoided_rate: float | None
     kept_local: int  # requests the short-term rule kept local
     role_changes: int
     final_split: dict[str, int]
@@ -109,7 +115,8 @@ class SimResult:
             "completed": self.completed, "requests": self.requests,
             "measured": self.measured, "span_s": self.span_s, "rate_rps": self.rate_rps,
             "link_utilization": self.link_utilization, "link_bytes_per_s": self.link_bytes_per_s,
-            "prefix_hit_rate": self.prefix_hit_rate, "stage_rps": self.stage_rps, "routed_share": self.routed_share,
+            "prefix_hit_rate": self.prefix_hit_rate, "recompute_avoided_rate": self.recompute_avoided_rate,
+            "stage_rps": self.stage_rps, "routed_share": self.routed_share,
             "utilization": self.utilization, "mean_queue": self.mean_queue, "kept_local": self.kept_local,
             "role_changes": self.role_changes, "final_split": self.final_split,
         }
@@ -340,7 +347,8 @@ class _Run:
             ttft_paths=paths,
             tpot_s=self.system.t_decode_s, stage_rps=stage, routed_share=share, utilization=util, mean_queue=queue,
             link_utilization=link_u, link_bytes_per_s=link_rate, link_series=self.link.utilisation_series(),
-            prefix_hit_rate=src.tokens_hit / src.tokens_in if src.traced and src.tokens_in else None,
+            prefix_hit_rate=src.pd_hit / src.pd_in if src.traced and src.pd_in else None,
+            recompute_avoided_rate=src.tokens_hit / src.tokens_in if src.traced and src.tokens_in else None,
             kept_local=self.kept_local, role_changes=self.balancer.changes if self.balancer else 0,
             final_split={"n_prfaas": self.system.n_prfaas, "n_p": self.pool_l.n if self.pool_l else 0,
                          "n_d": self.balancer.n_d if self.balancer else self.system.n_d},
