@@ -419,6 +419,7 @@ def test_calibrate_bad_csv(tmp_path, text, needles):
 
 def test_calibrate_writes_overlay_the_catalog_picks_up(tmp_path):
     out = tmp_path / "cat" / "hardware" / "H200-calibrated.yaml"
+    out.parent.mkdir(parents=True)  # output folders are not created (cli/options.py)
     result = _invoke("calibrate", str(CSV), "--hardware", "H200", "--gpus", "8",
                      "--hold", "prefill_overhead_ms=400", "--output", str(out), "-f", "json")
     assert result.exit_code == 0, result.output

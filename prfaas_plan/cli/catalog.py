@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from prfaas_plan.cli import _Group, app
-from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from
+from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from, naming, output_check, write_text
 
 model_app = typer.Typer(cls=_Group, help="Inspect or import one model.", no_args_is_help=True)
 app.add_typer(model_app, name="model")
@@ -56,15 +56,17 @@ def model_show(
     from prfaas_plan import api
     from prfaas_plan.io import views
 
-    result = api.model_show(model, catalog_from(catalog), kv_dtype=kv_dtype, state_dtype=state_dtype,
-                            reference_kv_heads=ref_kv_heads, reference_head_dim=ref_head_dim)
+    with naming(models="MODEL"):
+        result = api.model_show(model, catalog_from(catalog), kv_dtype=kv_dtype, state_dtype=state_dtype,
+                                reference_kv_heads=ref_kv_heads, reference_head_dim=ref_head_dim)
     views.emit_model(fmt, result)
 
 
 @model_app.command("import")
 def model_import(
     config: Annotated[Path, typer.Argument(help="HuggingFace config.json")],
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the YAML here (default stdout)")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the YAML here (default stdout); "
+                                                "the folder must exist", callback=output_check("--output"))] = None,
 ) -> None:
     """Read a HuggingFace config.json into a model YAML; refuse what it cannot read.
 
@@ -77,5 +79,5 @@ def model_import(
     if output is None:
         typer.echo(text, nl=False)
     else:
-        output.write_text(text, encoding="utf-8")
+        write_text(output, text, "--output")
         typer.echo(f"wrote {output}", err=True)

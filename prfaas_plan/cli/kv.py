@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from prfaas_plan.cli import app
-from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from
+from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from, naming
 from prfaas_plan.errors import SpecError
 
 
@@ -39,7 +39,8 @@ def kv_rate(
         parsed = units.parse_lengths(lengths)
     except ValueError as exc:
         raise SpecError(str(exc), field="--lengths") from None
-    result = api.kv_rate(model, hardware=hardware, gpus=gpus, lengths=parsed, catalog=catalog_from(catalog),
-                         instances=instances, kv_dtype=kv_dtype, state_dtype=state_dtype, source=source,
-                         allow_beyond_context=allow_beyond_context)
+    with naming(models="MODEL", hardware="--hardware"):
+        result = api.kv_rate(model, hardware=hardware, gpus=gpus, lengths=parsed, catalog=catalog_from(catalog),
+                             instances=instances, kv_dtype=kv_dtype, state_dtype=state_dtype, source=source,
+                             allow_beyond_context=allow_beyond_context)
     views.emit_kv_rate(fmt, result)

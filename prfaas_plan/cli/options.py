@@ -1,12 +1,21 @@
-"""Options shared by every command, declared once."""
+"""Options shared by every command, declared once.
+
+Output paths (``--output``, ``--plot``, ``--records``) are checked when the command line is read,
+before any work: the folder must exist (it is not created), the path must not be a folder and must
+be writable, a figure needs an image suffix matplotlib writes. Otherwise one line, exit code 2.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
+
+from prfaas_plan.errors import SpecError
 
 
 class Format(StrEnum):
@@ -24,6 +33,45 @@ CatalogOpt = Annotated[
     typer.Option("--catalog", help="Extra catalog folder (models/, hardware/, scenarios/); repeatable. "
                  "Also read from $PRFAAS_PLAN_CATALOG."),
 ]
+
+
+def output_check(option: str, *, image: bool = False) -> Callable[[Path | None], Path | None]:
+    """A typer callback refusing an unusable output path up front (see ``io.files.check_output``)."""
+
+    def check(value: Path | None) -> Path | None:
+        if value is not None:
+            from prfaas_plan.io.files import check_output
+
+            check_output(value, option, image=image)
+        return value
+
+    return check
+
+
+PlotOpt = Annotated[Path | None, typer.Option("--plot", help="Write a figure (PNG/SVG/PDF); the folder must exist",
+                                              callback=output_check("--plot", image=True))]
+
+
+def write_text(path: Path, text: str, option: str) -> None:
+    """Write an output file; a failure after the up-front check (disk full) is one line, exit code 2."""
+    from prfaas_plan.io.files import write_failed
+
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise write_failed(option, path, exc) from None
+
+
+@contextmanager
+def naming(**fields: str) -> Iterator[None]:
+    """Place an unknown catalog name at the argument or option it came from, by catalog kind:
+    ``with naming(models="MODEL", hardware="--hardware"): ...``."""
+    try:
+        yield
+    except SpecError as exc:
+        if exc.unknown in fields and exc.source is None and exc.field is None:
+            raise exc.at(field=fields[exc.unknown]) from None
+        raise
 
 
 def catalog_from(paths: list[Path] | None):

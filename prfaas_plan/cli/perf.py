@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from prfaas_plan.cli import app
-from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from
+from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from, output_check
 from prfaas_plan.errors import SpecError
 
 
@@ -71,7 +71,8 @@ def calibrate(
         "--hold", help="Keep a factor fixed, e.g. prefill_overhead_ms=400 (repeatable; keys as in the "
                        "hardware YAML efficiency block)")] = None,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the efficiency overlay YAML here "
-                                                "(e.g. CATALOG_DIR/hardware/H200-calibrated.yaml)")] = None,
+                                                "(e.g. CATALOG_DIR/hardware/H200-calibrated.yaml); the folder "
+                                                "must exist", callback=output_check("--output"))] = None,
     fmt: FormatOpt = Format.table,
     catalog: CatalogOpt = None,
 ) -> None:

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from prfaas_plan.cli import app
-from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from
+from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, PlotOpt, catalog_from
 
 ScenarioArg = Annotated[
     str | None,
@@ -21,7 +21,6 @@ SetOpt = Annotated[
 ]
 MethodOpt = Annotated[str | None, typer.Option("--method", help="paper (stage at its mean length) or exact")]
 TraceOpt = Annotated[Path | None, typer.Option("--trace", help="Mooncake JSONL trace as the workload")]
-PlotOpt = Annotated[Path | None, typer.Option("--plot", help="Write a figure (PNG/SVG/PDF)")]
 
 
 @app.command("optimize")

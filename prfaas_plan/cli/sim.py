@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from prfaas_plan.cli import app
-from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from
+from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from, output_check, write_text
 from prfaas_plan.cli.plan import MethodOpt, PlotOpt, ScenarioArg, SetOpt, TraceOpt, _method
 from prfaas_plan.cli.progress import Bar
 from prfaas_plan.errors import SpecError
@@ -23,7 +23,8 @@ RateOpt = Annotated[str | None, typer.Option("--rate", metavar="R", help="Arriva
 LoadOpt = Annotated[str | None, typer.Option("--load", metavar="F", help="Fraction of the smallest Lambda_max "
                                              "among the systems (default 0.8)")]
 SeedOpt = Annotated[str, typer.Option("--seed", metavar="N", help="Random seed (one stream per system)")]
-RecordsOpt = Annotated[Path | None, typer.Option("--records", help="Write per-request records to this CSV")]
+RecordsOpt = Annotated[Path | None, typer.Option("--records", help="Write per-request records to this CSV",
+                                                 callback=output_check("--records"))]
 
 
 def _number(text: str | None, option: str) -> float | None:
@@ -119,7 +120,4 @@ def _write_records(run: Any, path: Path) -> None:
     from prfaas_plan.io.render import to_csv
 
     rows = [{"system": name} | rec for name, res in run.results.items() for rec in (res.records or [])]
-    try:
-        path.write_text(to_csv(rows))
-    except OSError as exc:
-        raise SpecError(f"cannot write the records: {exc}", field="--records") from None
+    write_text(path, to_csv(rows), "--records")

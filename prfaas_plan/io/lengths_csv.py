@@ -1,35 +1,61 @@
-"""Empirical length distributions from CSV: one length per row, or `length,count` rows."""
+"""Empirical length distributions from CSV: one length per line, or `length,count` lines.
+
+Rules: blank lines and `#` comments are skipped; the first other line may be a header, if none of
+its cells is a number (e.g. `length,count`); column 1 is the input length in tokens (a number >= 1,
+kept as written), column 2, if present, how many requests have it (a number >= 0); a third column
+is refused, not ignored.
+"""
 
 from __future__ import annotations
 
 import csv
+import math
 from pathlib import Path
 
 from prfaas_plan.errors import SpecError
-from prfaas_plan.io.load import read_text
+from prfaas_plan.io.files import read_text
+
+
+def _number(cell: str) -> float | None:
+    try:
+        value = float(cell)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 def read_lengths_csv(path: Path):
     from prfaas_plan.core.lengths import Empirical
 
+    source = str(path)
     text = read_text(path)
     lengths: list[float] = []
     counts: list[float] = []
-    for n, row in enumerate(csv.reader(text.splitlines()), start=1):
-        cells = [c.strip() for c in row if c.strip()]
+    first = True
+    for n, row in enumerate(csv.reader(text.split("\n")), start=1):
+        cells = [c.strip() for c in row]
+        while cells and not cells[-1]:  # a trailing comma
+            cells.pop()
         if not cells or cells[0].startswith("#"):
             continue
-        try:
-            values = [float(c) for c in cells]
-        except ValueError:
-            if n == 1:  # a header row
-                continue
-            raise SpecError(f"not a number: {','.join(cells)!r}", source=str(path), field=f"row {n}") from None
-        if len(values) > 2 or values[0] < 1 or (len(values) == 2 and values[1] < 0):
-            raise SpecError(f"expected `length` or `length,count` with length >= 1, got {','.join(cells)!r}",
-                            source=str(path), field=f"row {n}")
+        values = [_number(c) for c in cells]
+        if first and all(v is None for v in values):  # a header line
+            first = False
+            continue
+        first = False
+        if len(cells) > 2:
+            raise SpecError(f"expected `length` or `length,count`, got {len(cells)} columns: {','.join(cells)!r}",
+                            source=source, field=f"line {n}")
+        if values[0] is None or values[0] < 1:
+            raise SpecError(f"{cells[0]!r} is not a token length (a number >= 1)", source=source,
+                            field=f"line {n} column 1")
+        if len(cells) == 2 and (values[1] is None or values[1] < 0):
+            raise SpecError(f"{cells[1]!r} is not a count of requests (a number >= 0)", source=source,
+                            field=f"line {n} column 2")
         lengths.append(values[0])
-        counts.append(values[1] if len(values) == 2 else 1.0)
-    if not lengths or sum(counts) <= 0:
-        raise SpecError("no lengths in the file", source=str(path))
+        counts.append(values[1] if len(cells) == 2 and values[1] is not None else 1.0)
+    if not lengths:
+        raise SpecError("no lengths: every line is blank, a comment or the header", source=source)
+    if sum(counts) <= 0:
+        raise SpecError("every count is 0: no requests", source=source)
     return Empirical.from_histogram(lengths, counts)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -18,8 +19,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
-from prfaas_plan.errors import SpecError
+from prfaas_plan.errors import SpecError, kind_of
 from prfaas_plan.io.cache import cached
+from prfaas_plan.io.files import os_reason, read_text
 from prfaas_plan.specs.hardware import GpuSpec
 from prfaas_plan.specs.model import ModelSpec
 
@@ -36,16 +38,6 @@ PACKAGED_CATALOG = Path(__file__).resolve().parent.parent / "catalog"
 KINDS = ("models", "hardware", "scenarios")
 
 M = TypeVar("M", bound="BaseModel")
-
-
-def read_text(path: Path, encoding: str = "utf-8") -> str:
-    """A file's text, or a SpecError naming the file (missing, a folder, unreadable, not text)."""
-    try:
-        return path.read_text(encoding=encoding)
-    except FileNotFoundError:
-        raise SpecError("file not found", source=str(path)) from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-        raise SpecError(f"cannot read: {exc.__class__.__name__}", source=str(path)) from None
 
 
 def read_yaml(path: Path) -> Any:
@@ -108,12 +100,15 @@ def validation_message(exc: ValidationError) -> tuple[str, str]:
     if kind.startswith("union_tag") or kind == "literal_error":
         return field, f"{msg} (got {value!r})"
     shown = value if not isinstance(value, dict | list) else None
-    return field, f"{msg}" + (f" (got {shown!r})" if shown is not None else "")
+    if shown is None or re.search(r"\bgot\b", msg) or msg.startswith((repr(shown), f"{shown} ")) \
+            or (isinstance(shown, str) and repr(shown) in msg):  # the message shows the value already
+        return field, msg
+    return field, f"{msg} (got {shown!r})"
 
 
 def validate(schema: type[M], data: Any, source: str) -> M:
     if not isinstance(data, dict):
-        raise SpecError(f"expected a mapping of keys, got {type(data).__name__}", source=source)
+        raise SpecError(f"expected a mapping of keys, got {kind_of(data)}", source=source)
     from pydantic import ValidationError
 
     try:
@@ -131,9 +126,11 @@ class Catalog:
 
     @classmethod
     def default(cls, extra: Iterable[Path | str] = ()) -> Catalog:
-        roots = [Path(p) for p in extra]
+        """``--catalog`` folders, then $PRFAAS_PLAN_CATALOG's, then the packaged one; a folder that
+        is missing, not a folder, or holds none of models/, hardware/, scenarios/ is refused."""
+        roots = [_catalog_root(Path(p), "--catalog") for p in extra]
         env = os.environ.get(ENV_CATALOG, "")
-        roots += [Path(p) for p in env.split(os.pathsep) if p]
+        roots += [_catalog_root(Path(p), f"${ENV_CATALOG}") for p in env.split(os.pathsep) if p]
         roots.append(PACKAGED_CATALOG)
         return cls(tuple(roots))
 
@@ -142,7 +139,10 @@ class Catalog:
         for root in self.roots:
             folder = root / kind
             if folder.is_dir():
-                out += sorted(p.resolve() for p in folder.iterdir() if p.suffix in (".yaml", ".yml"))
+                try:
+                    out += sorted(p.resolve() for p in folder.iterdir() if p.suffix in (".yaml", ".yml"))
+                except OSError as exc:
+                    raise SpecError(f"cannot list the folder: {os_reason(exc)}", source=str(folder)) from None
         return out
 
     def entries(self, kind: str) -> dict[str, Path]:
@@ -164,22 +164,39 @@ class Catalog:
         entries = self.entries(kind)
         if key in entries:
             return entries[key]
+        for path in self.files(kind):  # a file of that name that does not read: say why
+            if path.stem.lower() == key and not _head(path):
+                data = read_yaml(path)
+                if not isinstance(data, dict):
+                    raise SpecError(f"expected a mapping of keys, got {kind_of(data)}", source=str(path))
+                raise SpecError("required key is missing", source=str(path), field="name")
         names = sorted({_entry_name(p) or p.stem for p in entries.values()})
         close = difflib.get_close_matches(name, names, n=1, cutoff=0.4) or difflib.get_close_matches(
             name.lower(), [n.lower() for n in names], n=1, cutoff=0.4)
         hint = f"; did you mean {next(n for n in names if n.lower() == close[0].lower())!r}?" if close else ""
         singular = {"models": "model", "hardware": "hardware", "scenarios": "scenario"}[kind]
         raise SpecError(f"unknown {singular} {name!r}{hint} (see `prfaas-plan {kind}`)"
-                        if kind != "scenarios" else f"unknown scenario {name!r}{hint}")
+                        if kind != "scenarios" else f"unknown scenario {name!r}{hint}", unknown=kind)
 
     def overlays(self, hardware_name: str) -> list[Path]:
         """Efficiency overlays for a GPU, highest priority first."""
         out = []
         for path in self.files("hardware"):
             data = _head(path)
-            if data.get("overlay", "").lower() == hardware_name.lower():
+            if str(data.get("overlay", "")).lower() == hardware_name.lower():
                 out.append(path)
         return out
+
+
+def _catalog_root(path: Path, option: str) -> Path:
+    where = f"{option} {path}"
+    if not path.exists():
+        raise SpecError("folder not found", field=where)
+    if not path.is_dir():
+        raise SpecError("is a file, not a folder", field=where)
+    if not any((path / kind).is_dir() for kind in KINDS):
+        raise SpecError(f"holds none of {', '.join(k + '/' for k in KINDS)}", field=where)
+    return path
 
 
 @cache

@@ -23,8 +23,12 @@ def _pyplot():
 def _save(fig: Any, path: Path) -> None:
     try:
         fig.savefig(path, dpi=130, bbox_inches="tight")
-    except (OSError, ValueError) as exc:
-        raise SpecError(f"cannot write the figure: {exc}", field="--plot") from None
+    except OSError as exc:
+        from prfaas_plan.io.files import write_failed
+
+        raise write_failed("--plot", path, exc) from None
+    except ValueError as exc:  # a format matplotlib refuses (the suffix is checked up front)
+        raise SpecError(f"cannot write the figure: {exc}", field=f"--plot {path}") from None
 
 
 def figure5(result: Any, path: Path) -> None:

@@ -10,18 +10,25 @@ from __future__ import annotations
 import json
 import math
 import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from prfaas_plan import units
 from prfaas_plan.core.trace import DEFAULT_BLOCK_TOKENS, Trace
-from prfaas_plan.errors import SpecError
+from prfaas_plan.errors import SpecError, kind_of
+from prfaas_plan.io.files import read_text
 
 __all__ = ["load_mooncake_trace"]
 
 _FIELDS = ("timestamp", "input_length", "output_length", "hash_ids")
 _INT64 = (-(2**63), 2**63 - 1)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _whole(value: Any, name: str, minimum: int) -> int:
@@ -34,7 +41,7 @@ def _whole(value: Any, name: str, minimum: int) -> int:
 
 def _record(obj: Any) -> tuple[float, int, int, list[int]]:
     if not isinstance(obj, dict):
-        raise ValueError(f"expected a JSON object, got {type(obj).__name__}")
+        raise ValueError(f"expected a JSON object, got {kind_of(obj)}")
     missing = [k for k in _FIELDS if k not in obj]
     if missing:
         raise ValueError(f"missing field {missing[0]!r}")
@@ -43,7 +50,8 @@ def _record(obj: Any) -> tuple[float, int, int, list[int]]:
         raise ValueError(f"timestamp must be a finite number of milliseconds, got {ts!r}")
     hashes = obj["hash_ids"]
     if not isinstance(hashes, list) or not all(type(h) is int for h in hashes):
-        raise ValueError("hash_ids must be a list of integers")
+        bad = hashes if not isinstance(hashes, list) else next(h for h in hashes if type(h) is not int)
+        raise ValueError(f"hash_ids must be a list of integers, got {_short(bad)}")
     if hashes and not (_INT64[0] <= min(hashes) and max(hashes) <= _INT64[1]):
         raise ValueError("hash_ids must fit in 64-bit integers")
     return (float(ts), _whole(obj["input_length"], "input_length", 1),
@@ -58,27 +66,22 @@ def load_mooncake_trace(path: str | os.PathLike[str], *, block_tokens: int = DEF
     out: list[int] = []
     flat: list[int] = []
     offsets = [0]
-    try:
-        with open(source, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    t, i, o, hashes = _record(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise SpecError(f"not valid JSON ({exc.msg}, column {exc.colno})",
-                                    source=source, field=f"line {n}") from None
-                except ValueError as exc:
-                    raise SpecError(str(exc), source=source, field=f"line {n}") from None
-                ts.append(t)
-                inp.append(i)
-                out.append(o)
-                flat.extend(hashes)
-                offsets.append(len(flat))
-    except OSError as exc:
-        raise SpecError(f"cannot read the trace: {exc.strerror or exc}", source=source) from None
-    except UnicodeDecodeError as exc:
-        raise SpecError(f"not UTF-8 text ({exc.reason})", source=source) from None
+    text = read_text(Path(source))
+    for n, line in enumerate(text.split("\n"), start=1):  # as file iteration counts lines
+        if not line.strip():
+            continue
+        try:
+            t, i, o, hashes = _record(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise SpecError(f"not valid JSON ({exc.msg}, column {exc.colno})",
+                            source=source, field=f"line {n}") from None
+        except ValueError as exc:
+            raise SpecError(str(exc), source=source, field=f"line {n}") from None
+        ts.append(t)
+        inp.append(i)
+        out.append(o)
+        flat.extend(hashes)
+        offsets.append(len(flat))
     if not ts:
         raise SpecError("the trace holds no requests", source=source)
     return Trace(arrival_s=units.ms_to_s(np.array(ts, dtype=np.float64)),

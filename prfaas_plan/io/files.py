@@ -1,0 +1,88 @@
+"""Reading input files and checking output paths: every failure is one SpecError naming the file.
+
+The messages say what is wrong in words (missing, a folder, not readable, not UTF-8, empty), never
+an exception class. Output paths are refused, not created: the folder must already exist.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+from prfaas_plan.errors import SpecError
+
+# image formats matplotlib's Agg backend writes without LaTeX or extra libraries (pillow is a dependency)
+IMAGE_SUFFIXES = ("png", "svg", "svgz", "pdf", "eps", "ps", "jpg", "jpeg", "tif", "tiff", "webp")
+
+_REASONS = {
+    errno.ENOENT: "not found",
+    errno.EISDIR: "is a folder, not a file",
+    errno.ENOTDIR: "a part of the path is not a folder",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    errno.ENOSPC: "no space left on the device",
+    errno.EROFS: "read-only file system",
+    errno.ENAMETOOLONG: "name too long",
+}
+
+
+def os_reason(exc: OSError) -> str:
+    """An OSError in words, without the path (the message names it once) or the class name."""
+    if exc.errno in _REASONS:
+        return _REASONS[exc.errno]
+    return (exc.strerror or "input/output error").lower()
+
+
+def read_text(path: Path, encoding: str = "utf-8", *, source: str | None = None) -> str:
+    """A file's text, or a SpecError naming the file: missing, a folder, unreadable, not text, empty."""
+    where = source or str(path)
+    if path.is_dir():
+        raise SpecError("is a folder, not a file", source=where)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise SpecError("file not found", source=where) from None
+    except OSError as exc:
+        raise SpecError(f"cannot read: {os_reason(exc)}", source=where) from None
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise SpecError(f"not UTF-8 text: byte 0x{data[exc.start]:02x} at byte offset {exc.start}",
+                        source=where, field=f"line {line} column {column}") from None
+    if not text.strip():
+        raise SpecError("the file is empty", source=where)
+    return text
+
+
+def check_output(path: Path, option: str, *, image: bool = False) -> Path:
+    """Refuse an output path before any work: its folder must exist, it must not be a folder, and
+    it must be writable. ``image`` also requires a suffix matplotlib writes (no suffix: it would
+    append ``.png`` and write another file than the one named)."""
+    where = f"{option} {path}"
+    if str(path) == "":
+        raise SpecError("an empty path", field=option)
+    if path.is_dir():
+        raise SpecError("is a folder, not a file", field=where)
+    parent = path.parent
+    if not parent.exists():
+        raise SpecError(f"folder {parent} does not exist", field=where)
+    if not parent.is_dir():
+        raise SpecError(f"{parent} is not a folder", field=where)
+    if path.exists() and not os.access(path, os.W_OK):
+        raise SpecError("not writable", field=where)
+    if not path.exists() and not os.access(parent, os.W_OK | os.X_OK):
+        raise SpecError(f"folder {parent} is not writable", field=where)
+    if image:
+        suffix = path.suffix.lower().lstrip(".")
+        if suffix not in IMAGE_SUFFIXES:
+            got = f"unknown image type '.{suffix}'" if suffix else "no image suffix"
+            raise SpecError(f"{got} (use one of {', '.join('.' + s for s in IMAGE_SUFFIXES)})", field=where)
+    return path
+
+
+def write_failed(option: str, path: Path | str, exc: OSError) -> SpecError:
+    """A write that failed after the up-front check (disk full, permissions changed)."""
+    return SpecError(f"cannot write: {os_reason(exc)}", field=f"{option} {path}")

@@ -1,0 +1,100 @@
+"""``--set``, ``--trace`` and ``--method`` on top of a scenario file.
+
+Overrides are values put into the scenario's mapping, never YAML text spliced together, so a path
+holding ``'``, ``:``, ``#`` or spaces stays that path. Each value remembers the option it came
+from: an error in it names the option (``--set clusters.prfaas.hardware: ...``), not the file.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from prfaas_plan.errors import SpecError
+
+
+@dataclass(frozen=True, slots=True)
+class Override:
+    key: str  # dotted path, e.g. link.bandwidth
+    value: Any
+    option: str  # --set, --trace, --method
+
+
+def parse_set(item: str) -> Override:
+    """``key.sub=value``; the value is read as one YAML value (numbers, 10Gbps, {kind: fixed, ...})."""
+    key, sep, raw = item.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise SpecError(f"takes key=value, got {item!r}", field="--set")
+    if any(not p.strip() for p in key.split(".")):
+        raise SpecError(f"empty part in the key {key!r}", field="--set")
+    key = ".".join(p.strip() for p in key.split("."))
+    return Override(key, _value(raw, key), "--set")
+
+
+def _value(raw: str, key: str) -> Any:
+    text = raw.strip()
+    if not text:
+        return None
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        if text[0] in "{[\"'":  # meant as YAML: say what is wrong rather than keep the text
+            problem = getattr(exc, "problem", None) or "not valid YAML"
+            raise SpecError(f"{problem} in {raw!r}", field=f"--set {key}") from None
+        return raw  # e.g. `name=a: b`: the text as written
+    if node is not None and node.end_mark.index < len(text):  # YAML dropped the rest as a comment
+        raise SpecError(f"' #' starts a YAML comment, so {text!r} would read as "
+                        f"{text[:node.end_mark.index].rstrip()!r}; quote the value", field=f"--set {key}")
+    return yaml.safe_load(text)
+
+
+@dataclass(frozen=True, slots=True)
+class Placed:
+    """The scenario mapping after the overrides, and where each overridden part came from."""
+
+    data: dict[str, Any]
+    source: str  # the scenario file
+    origins: dict[str, str] = field(default_factory=dict)  # dotted path -> option
+
+    def option_of(self, field_path: str | None) -> str | None:
+        """The option that set ``field_path`` (or a section holding it), else None: the file."""
+        f = field_path or ""
+        hits = [k for k in self.origins if f == k or f.startswith((k + ".", k + "["))]
+        return self.origins[max(hits, key=len)] if hits else None
+
+    def place(self, field_path: str | None) -> dict[str, str | None]:
+        """``source``/``field`` keywords of a SpecError about ``field_path``."""
+        option = self.option_of(field_path)
+        if option is None:
+            return {"source": self.source, "field": field_path}
+        return {"source": None, "field": f"{option} {field_path}"}
+
+    def error(self, exc: SpecError, field_path: str) -> SpecError:
+        """``exc`` (raised without a place, e.g. an unknown catalog name) placed at ``field_path``."""
+        return exc.at(**self.place(field_path))
+
+
+def apply(data: dict[str, Any], overrides: list[Override], source: str) -> Placed:
+    out = copy.deepcopy(data)
+    origins: dict[str, str] = {}
+    for ov in overrides:
+        node = out
+        parts = ov.key.split(".")
+        for i, part in enumerate(parts[:-1]):
+            child = node.get(part)
+            if child is None:
+                child = {}
+                node[part] = child
+                origins.setdefault(".".join(parts[: i + 1]), ov.option)  # a section this option made
+            if not isinstance(child, dict):
+                raise SpecError(f"{part!r} is a value, not a section", field=f"{ov.option} {ov.key}")
+            node = child
+        node[parts[-1]] = copy.deepcopy(ov.value)
+        origins[ov.key] = ov.option
+        for k in [k for k in origins if k.startswith(ov.key + ".")]:  # replaced with the rest
+            origins[k] = ov.option
+    return Placed(out, source, origins)

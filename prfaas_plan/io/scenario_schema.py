@@ -1,0 +1,191 @@
+"""The scenario YAML schema (pydantic, extra="forbid"); ``io/scenario.py`` loads it into specs."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt, field_validator, model_validator
+
+from prfaas_plan import units
+from prfaas_plan.io.schema import ProfileFields, Strict
+
+
+def _tokens(v: Any) -> float:
+    if isinstance(v, int | float) and not isinstance(v, bool):
+        return float(v)
+    return float(units.parse_length(str(v)))
+
+
+def _bandwidth(v: Any) -> float:
+    return units.parse_bandwidth(v)
+
+
+def _duration(v: Any) -> float:
+    return units.parse_duration(v)
+
+
+class Cluster(Strict):
+    hardware: str
+    gpus_per_instance: PositiveInt = 8
+    instances: Annotated[int, Field(ge=0)]
+    price_per_gpu_hour: PositiveFloat | None = None
+
+
+class Link(Strict):
+    bandwidth: float  # "100Gbps" or a number of Gbps
+    usable_fraction: Annotated[float, Field(gt=0, le=1)] = 1.0
+    rtt: NonNegativeFloat = 0.0  # "5ms" or seconds
+
+    _bw = field_validator("bandwidth", mode="before")(lambda v: _bandwidth(v))
+    _rtt = field_validator("rtt", mode="before")(lambda v: _duration(v))
+
+    @field_validator("bandwidth")
+    @classmethod
+    def _positive(cls, v: float) -> float:
+        if not v > 0:
+            raise ValueError(f"must be a positive bandwidth, got {units.bytes_per_s_to_gbps(v):g} Gbps")
+        return v
+
+
+class LogNormal(Strict):
+    kind: Literal["lognormal"]
+    mu: float
+    sigma: float
+    min: float = 1.0
+    max: float = float("inf")
+    _t = field_validator("min", "max", mode="before")(lambda v: _tokens(v))
+
+
+class FixedLength(Strict):
+    kind: Literal["fixed"]
+    value: float
+    _t = field_validator("value", mode="before")(lambda v: _tokens(v))
+
+
+class UniformLength(Strict):
+    kind: Literal["uniform"]
+    min: float
+    max: float
+    _t = field_validator("min", "max", mode="before")(lambda v: _tokens(v))
+
+
+class GammaLength(Strict):
+    kind: Literal["gamma"]
+    shape: float
+    scale: float
+    min: float = 1.0
+    max: float = float("inf")
+    _t = field_validator("min", "max", "scale", mode="before")(lambda v: _tokens(v))
+
+
+class EmpiricalLength(Strict):
+    """A CSV of lengths, one per row, or `length,count` rows (a histogram); path relative to the scenario."""
+
+    kind: Literal["empirical"]
+    file: str
+
+
+class TraceLength(Strict):
+    """A Mooncake JSONL trace; prefix reuse replayed through an LRU block cache."""
+
+    kind: Literal["trace"]
+    file: str
+    cache_capacity_gib: PositiveFloat | None = None  # None = unbounded
+    block_tokens: PositiveInt = 512
+
+
+Lengths = Annotated[LogNormal | FixedLength | UniformLength | GammaLength | EmpiricalLength | TraceLength,
+                    Field(discriminator="kind")]
+
+
+class Workload(Strict):
+    input: Lengths
+    output_tokens: PositiveFloat | None = None  # required unless the trace gives output lengths
+    arrival: Literal["poisson", "gamma"] = "poisson"
+    arrival_cv: PositiveFloat = 1.0
+    rate_rps: PositiveFloat | None = None
+
+
+class Slo(Strict):
+    decode_tokens_per_s: PositiveFloat
+    ttft: PositiveFloat | None = None  # optional bound on a TTFT statistic, e.g. 5s
+    ttft_statistic: Literal["mean", "p50", "p90", "p99"] = "p90"
+    _d = field_validator("ttft", mode="before")(lambda v: None if v is None else _duration(v))
+
+
+class Decode(Strict):
+    mode: Literal["pinned", "derived"] = "derived"
+    bs_max: PositiveInt | None = None
+    t_decode: PositiveFloat | None = None
+    memory_fraction: Annotated[float, Field(gt=0, le=1)] = 0.9
+    _d = field_validator("t_decode", mode="before")(lambda v: None if v is None else _duration(v))
+
+    @model_validator(mode="after")
+    def _pinned(self) -> Decode:
+        if self.mode == "pinned" and (self.bs_max is None or self.t_decode is None):
+            raise ValueError("mode pinned needs bs_max and t_decode")
+        return self
+
+
+class Threshold(Strict):
+    min: float
+    max: float
+    step: PositiveFloat = 128.0
+    _t = field_validator("min", "max", "step", mode="before")(lambda v: _tokens(v))
+
+    @model_validator(mode="after")
+    def _order(self) -> Threshold:
+        if self.min >= self.max:
+            raise ValueError(f"threshold min {self.min:g} must be below max {self.max:g}")
+        return self
+
+
+class SearchFields(Strict):
+    threshold: Threshold | None = None  # default: the workload's whole length range
+    method: Literal["paper", "exact"] = "paper"
+    size_prfaas: bool = False
+    max_prfaas_instances: PositiveInt | None = None
+    top: PositiveInt = 5
+
+
+class Baselines(Strict):
+    homogeneous: Cluster | None = None
+    naive_heterogeneous: bool = True
+
+
+class Clusters(Strict):
+    prfaas: Cluster
+    local: Cluster
+
+
+class Control(Strict):
+    """The scheduler's control loops in the simulator (PAPER.md 2, dual-timescale scheduling)."""
+
+    max_link_utilization: Annotated[float, Field(gt=0, le=1)] | None = None  # short term; None: off
+    window: PositiveFloat = 5.0  # sliding window of the link utilisation, s
+    margin: NonNegativeFloat = 0.25  # requests with t < l <= t (1 + margin) stay local when the link is busy
+    period: PositiveFloat | None = None  # long term: re-balance prefill/decode roles every period; None: off
+    queue_per_instance: PositiveFloat = 2.0
+    _d = field_validator("window", "period", mode="before")(lambda v: None if v is None else _duration(v))
+
+
+class ScenarioProfile(ProfileFields):
+    model: str
+
+
+class ScenarioFile(Strict):
+    name: str
+    source: str = ""
+    description: str = ""
+    model: str
+    profiles: list[ScenarioProfile] = Field(default_factory=list)
+    clusters: Clusters
+    link: Link
+    workload: Workload
+    slo: Slo
+    decode: Decode = Field(default_factory=Decode)
+    search: SearchFields = Field(default_factory=SearchFields)
+    baselines: Baselines = Field(default_factory=Baselines)
+    layerwise_pipelining: bool = True
+    cache_mode: Literal["bandwidth-scarce", "bandwidth-abundant"] = "bandwidth-scarce"
+    control: Control = Field(default_factory=Control)
