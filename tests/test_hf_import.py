@@ -49,8 +49,8 @@ from prfaas_plan.io.hf_import import dump_yaml, import_hf_config
 from prfaas_plan.io.load import load_model, validate
 from prfaas_plan.io.schema import ModelFile
 
-HF = Path(os.environ.get("PRFAAS_HF_CONFIGS", "/work/shared/data/hf-configs"))
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+HF = Path(os.environ.get("PRFAAS_HF_CONFIGS", FIXTURES / "hf-configs"))  # copies of ../shared/data/hf-configs
 needs_hf = pytest.mark.skipif(not HF.is_dir(), reason=f"hub configs not found at {HF} (set PRFAAS_HF_CONFIGS)")
 
 # hub config file -> catalog model
@@ -123,6 +123,9 @@ def test_import_matches_catalog_kv(path: Path) -> None:
     assert footprint_numbers(got) == footprint_numbers(want)
     assert got.state_dtype == want.state_dtype
     assert got.weight_dtype == want.weight_dtype
+    fields = ("name", "expert_bytes", "other_bytes", "excluded")  # bytes per weight, scales included
+    assert [getattr(got.weight_format, k, None) for k in fields] == [getattr(want.weight_format, k, None)
+                                                                     for k in fields]
     assert got.num_hidden_layers == want.num_hidden_layers
     assert got.moe == want.moe
     assert got.max_position_embeddings == want.max_position_embeddings
@@ -364,6 +367,50 @@ def test_refuses_incomplete_dsa() -> None:
     config = copy.deepcopy(read(HF / "DeepSeek-V3.2.json"))
     del config["index_topk"]
     refuse(config, "index_topk")
+
+
+@needs_hf
+@pytest.mark.parametrize(("change", "field", "needle"), [
+    ({"num_key_value_heads": 7}, "num_key_value_heads", "32 attention heads are not a multiple of 7 KV heads"),
+    ({"num_key_value_heads": 64}, "num_key_value_heads", "32 attention heads are not a multiple of 64 KV heads"),
+    ({"hidden_size": 1e30}, "hidden_size", "1e+30 is implausibly large (at most 1,048,576)"),
+    ({"vocab_size": 10**9}, "vocab_size", "implausibly large"),
+    ({"num_hidden_layers": float("inf")}, "num_hidden_layers", "inf is not an integer"),
+    ({"hidden_size": float("nan")}, "hidden_size", "nan is not an integer"),
+    ({"hidden_size": "4096"}, "hidden_size", "expected an integer, got a string ('4096')"),
+    ({"hidden_size": None, "intermediate_size": []}, "hidden_size", "hidden_size is missing"),
+    ({"intermediate_size": -14336}, "intermediate_size", "-14336 must be at least 1"),
+    ({"num_attention_heads": 32.5}, "num_attention_heads", "32.5 is not an integer"),
+    ({"max_position_embeddings": 0}, "max_position_embeddings", "0 must be at least 1"),
+])
+def test_refuses_inconsistent_or_absurd_sizes(change: dict[str, Any], field: str, needle: str) -> None:
+    assert needle in refuse(llama8b() | change, field)
+
+
+@needs_hf
+@pytest.mark.parametrize("experts_key", ["n_routed_experts", None])
+def test_moe_config_without_an_expert_count_is_refused_not_read_as_dense(experts_key: str | None) -> None:
+    # the case: DeepSeek-V3 without n_routed_experts read as a dense 37B model
+    config = copy.deepcopy(read(HF / "DeepSeek-V3.json"))
+    if experts_key is None:
+        config["n_routed_experts"] = 0  # "0 experts" with MoE fields set is no dense model either
+    else:
+        del config[experts_key]
+    msg = refuse(config, "moe_intermediate_size")
+    assert "2048 describes mixture-of-experts layers" in msg and "n_routed_experts" in msg
+
+
+@needs_hf
+def test_refuses_more_experts_per_token_than_experts() -> None:
+    config = copy.deepcopy(read(HF / "Qwen3-235B-A22B.json")) | {"num_experts_per_tok": 129}
+    assert "129 experts per token but only 128 experts (num_experts)" in refuse(config, "num_experts_per_tok")
+
+
+@needs_hf
+def test_refuses_gdn_value_heads_not_a_multiple_of_key_heads() -> None:
+    config = copy.deepcopy(read(HF / "Qwen3.5-35B-A3B.json"))
+    config["text_config"]["linear_num_key_heads"] = 12
+    assert "32 value heads" in refuse(config, "text_config.linear_num_key_heads")
 
 
 @needs_hf

@@ -104,6 +104,12 @@ def model_show(ref: str, catalog: Catalog, *, kv_dtype: str | None = None, state
         "vocab_size": m.vocab_size,
         "num_hidden_layers": m.num_hidden_layers,
         "weight_dtype": str(m.weight_dtype),
+        "weight_format": None if m.weight_format is None else {
+            "name": m.weight_format.name, "expert_bytes": m.weight_format.expert_bytes,
+            "other_bytes": m.weight_format.other_bytes, "excluded": list(m.weight_format.excluded),
+            "source": m.weight_format.source},
+        "weights_bytes": m.weights_bytes_total,
+        "max_position_embeddings": m.max_position_embeddings,
         "kv_dtype": str(f.kv_dtype),
         "state_dtype": str(f.state_dtype),
         "kv_bytes_per_token": f.kv_bytes_per_token,

@@ -90,7 +90,7 @@ def decode_work(model: ModelSpec, batch: ArrayLike, context: ArrayLike, *, gpus:
     c = np.asarray(context, dtype=np.float64)
     per_token = (2.0 * gemm_params_per_token(model) + 2.0 * model.vocab_size * model.hidden_size
                  + sum((decode_attention_flops(g, c) for g in model.layers), np.zeros_like(c)))
-    weights = np.asarray(weights_touched(model, b), dtype=np.float64) * model.weight_dtype.bytes
+    weights = np.asarray(model.weight_bytes(weights_touched(model, b)), dtype=np.float64)  # scales included
     kv_read = b * np.asarray(kv.footprint(model).s_kv(c), dtype=np.float64)
     return DecodeWork(flops=b * per_token, memory_bytes=weights + kv_read,
                       comm_bytes=np.asarray(collective_bytes(model, b, gpus)) + 0.0 * c)
@@ -129,7 +129,7 @@ def memory_batch_limit(model: ModelSpec, instance: InstanceSpec, max_context: fl
     KV is taken as spread over the instance's HBM (attention data-parallel or KV heads sharded);
     an engine that replicates the MLA latent on every tensor-parallel rank fits G times fewer.
     """
-    free = instance.gpu.hbm_bytes * instance.gpus * memory_fraction - model.params_total * model.weight_dtype.bytes
+    free = instance.gpu.hbm_bytes * instance.gpus * memory_fraction - model.weights_bytes_total
     per_request = float(kv.footprint(model).s_kv(max_context))
     if free <= 0:
         return 0

@@ -36,7 +36,7 @@ from prfaas_plan.io.hf.ffn import ffn as _ffn
 from prfaas_plan.io.hf.layout import layer_kinds as _layer_kinds
 from prfaas_plan.io.hf.mixers import mixer as _mixer
 from prfaas_plan.io.hf.weights import state_dtype as _state_dtype
-from prfaas_plan.io.hf.weights import weight_dtype as _weight_dtype
+from prfaas_plan.io.hf.weights import weight_format as _weight_format
 
 
 def _name(c: Cfg) -> str:
@@ -126,7 +126,13 @@ def import_hf_config(config: dict[str, Any], *, source: str) -> dict[str, Any]:
     max_pos = c.opt_int("max_position_embeddings", "model_max_length")
     if max_pos is not None:
         out["max_position_embeddings"] = max_pos
-    out["weight_dtype"] = _weight_dtype(c, notes)
+    parts = {"embed": embed, "head": head, "mixer": mixer_params, "dense": n_dense * ffn.dense_params,
+             "shared": n_moe * (ffn.moe_fixed_params - ffn.router_params), "experts": experts_total,
+             "router": n_moe * ffn.router_params}
+    spans = {"mixer": mixers, "dense": n_dense, "shared": n_moe, "experts": n_moe, "router": n_moe}
+    out["weight_dtype"], weight_format = _weight_format(c, parts, spans, notes)
+    if weight_format is not None:
+        out["weight_format"] = weight_format
     out["kv_dtype"] = "bf16"
     state = _state_dtype(c)
     if any(k in LINEAR_KINDS for k in kinds):

@@ -32,6 +32,7 @@ from prfaas_plan.specs.model import (
     ModelSpec,
     MoeSpec,
     SwaGroup,
+    WeightFormat,
 )
 
 
@@ -197,6 +198,20 @@ class ProfileFields(Strict):
                                prefill_s=tuple(p.prefill_s for p in self.points), kv_bytes=kv)
 
 
+class WeightFormatFields(Strict):
+    """Bytes per stored weight, scales included (specs.model.WeightFormat); written by `model import`."""
+
+    name: str = Field(min_length=1)
+    expert_bytes: Annotated[float, Field(gt=0, le=4)]
+    other_bytes: Annotated[float, Field(gt=0, le=4)]
+    excluded: list[str] = Field(default_factory=list)
+    source: str = ""
+
+    def to_spec(self) -> WeightFormat:
+        return WeightFormat(name=self.name, expert_bytes=self.expert_bytes, other_bytes=self.other_bytes,
+                            excluded=tuple(self.excluded), source=self.source)
+
+
 class ModelFile(Strict):
     name: str = Field(min_length=1)
     source: str
@@ -208,6 +223,7 @@ class ModelFile(Strict):
     intermediate_size: Annotated[int, Field(ge=0)] = 0
     max_position_embeddings: PositiveInt | None = None
     weight_dtype: DType = DType.BF16
+    weight_format: WeightFormatFields | None = None
     kv_dtype: Literal["bf16", "fp16", "fp8"] = "bf16"
     state_dtype: Literal["fp32", "bf16", "fp16"] = "fp32"
     conv_dtype: Literal["fp32", "bf16", "fp16"] = "bf16"
@@ -246,6 +262,7 @@ class ModelFile(Strict):
             intermediate_size=self.intermediate_size,
             max_position_embeddings=self.max_position_embeddings,
             weight_dtype=DType(self.weight_dtype),
+            weight_format=self.weight_format.to_spec() if self.weight_format else None,
             kv_dtype=DType(self.kv_dtype),
             state_dtype=DType(self.state_dtype),
             conv_dtype=DType(self.conv_dtype),

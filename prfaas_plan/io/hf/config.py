@@ -2,14 +2,37 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from prfaas_plan.errors import SpecError
+from prfaas_plan.errors import SpecError, kind_of
 
 FULL, SWA = "full", "swa"
 GDN, KDA, LIGHTNING, MAMBA2, MAMBA = "gdn", "kda", "lightning", "mamba2", "mamba"
 FFN_ONLY_MOE, FFN_ONLY_DENSE = "ffn-moe", "ffn-dense"  # decoder layers without a token mixer
 LINEAR_KINDS = (GDN, KDA, LIGHTNING, MAMBA2, MAMBA)
+
+# Sanity bounds on integer fields: far above any published model (widths reach ~10^5, vocabularies
+# ~10^6, contexts ~10^7), so only a wrong value (hidden_size 1e30) trips them.
+_MAX_COUNT = 1 << 16  # layers, heads, experts
+_MAX_WIDTH = 1 << 20  # hidden, intermediate, head dims, ranks, kernels
+_MAX_VOCAB = 1 << 24
+_MAX_TOKENS = (1 << 31) - 1  # contexts and windows
+_TOKEN_FIELDS = ("max_position_embeddings", "model_max_length", "sliding_window", "sliding_window_size",
+                 "index_topk", "attention_chunk_size")
+
+
+def maximum(key: str) -> int:
+    """The largest value an integer field may plausibly hold."""
+    name = key.rsplit(".", 1)[-1]
+    if name in _TOKEN_FIELDS:
+        return _MAX_TOKENS
+    if name == "vocab_size":
+        return _MAX_VOCAB
+    if any(word in name for word in ("layers", "heads", "experts", "layer_", "_per_tok", "topk", "group")):
+        return _MAX_COUNT
+    return _MAX_WIDTH
+
 
 class Cfg:
     """Field lookup over a config and its nested ``text_config``; errors name the field."""
@@ -53,10 +76,14 @@ class Cfg:
         return None if key is None else self._check_int(key, self.get(key), minimum)
 
     def _check_int(self, key: str, value: Any, minimum: int) -> int:
-        if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.fail(key, f"expected an integer, got {kind_of(value)} ({value!r})")
+        if not math.isfinite(value) or value != int(value):
             raise self.fail(key, f"{value!r} is not an integer")
         if value < minimum:
             raise self.fail(key, f"{value!r} must be at least {minimum}")
+        if value > maximum(key):
+            raise self.fail(key, f"{value!r} is implausibly large (at most {maximum(key):,})")
         return int(value)
 
     def int_list(self, key: str, length: int | None = None) -> list[int]:

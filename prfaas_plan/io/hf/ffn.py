@@ -9,6 +9,12 @@ from prfaas_plan.io.hf.config import FFN_ONLY_DENSE, FFN_ONLY_MOE, Cfg
 
 # Activations of non-gated MLPs (two matrices, not three): squared ReLU (Nemotron-H).
 _NON_GATED_ACTS = ("relu2",)
+# Fields only MoE architectures set (DeepSeek-V3 / Kimi, Qwen-MoE, Mixtral, Nemotron-H): with any of
+# them and no expert count, the config is an MoE whose experts cannot be counted, not a dense model.
+_MOE_FIELDS = ("moe_intermediate_size", "num_experts_per_tok", "num_experts_per_token", "experts_per_token",
+               "moe_topk", "first_k_dense_replace", "n_shared_experts", "num_shared_experts",
+               "shared_expert_intermediate_size", "moe_shared_expert_intermediate_size", "moe_layer_freq",
+               "n_group", "topk_group", "routed_scaling_factor", "decoder_sparse_step", "expert_layer_period")
 
 
 @dataclass
@@ -19,6 +25,7 @@ class Ffn:
     expert_params: int
     moe_fixed_params: int  # router + shared experts, per MoE layer
     top_k: int
+    router_params: int  # the gate, per MoE layer
 
 
 def ffn(c: Cfg, layer_kinds: list[str], notes: list[str]) -> Ffn:
@@ -34,13 +41,20 @@ def ffn(c: Cfg, layer_kinds: list[str], notes: list[str]) -> Ffn:
     kinds = ["moe" if k == FFN_ONLY_MOE else "dense" if k == FFN_ONLY_DENSE else "none" for k in layer_kinds] \
         if pattern else ["moe" if experts_key else "dense"] * n
     if experts_key is None:
+        moe_field = next((k for k in _MOE_FIELDS if c.get(k) not in (None, 0, False, [])), None)
+        if moe_field is not None:
+            raise c.fail(moe_field, f"{c.get(moe_field)!r} describes mixture-of-experts layers, but the expert "
+                                    "count (n_routed_experts / num_experts / num_local_experts) is missing")
         if "moe" in kinds:
             raise c.fail("hybrid_override_pattern", "has MoE layers (E) but no n_routed_experts / num_experts")
         inter = c.int("intermediate_size") if "dense" in kinds else 0
-        return Ffn(None, kinds, mats * h * inter, 0, 0, 0)
+        return Ffn(None, kinds, mats * h * inter, 0, 0, 0, 0)
 
     experts = c.int(experts_key)
     top_k = c.int("num_experts_per_tok", "num_experts_per_token", "experts_per_token", "moe_topk")
+    if top_k > experts:
+        raise c.fail(c.first("num_experts_per_tok", "num_experts_per_token", "experts_per_token", "moe_topk")
+                     or "num_experts_per_tok", f"{top_k} experts per token but only {experts} experts ({experts_key})")
     width_key = c.first("moe_intermediate_size", "intermediate_size")
     if width_key is None:
         raise c.fail("moe_intermediate_size", "MoE layers need moe_intermediate_size (or intermediate_size)")
@@ -68,7 +82,7 @@ def ffn(c: Cfg, layer_kinds: list[str], notes: list[str]) -> Ffn:
         notes.append(f"MLPs and experts are not gated ({act}): two matrices each.")
         moe["gated"] = False
     return Ffn(moe, kinds, mats * h * dense_width, mats * h * width,
-                h * experts + n_shared * mats * h * s_width, top_k)
+               h * experts + n_shared * mats * h * s_width, top_k, h * experts)
 
 
 def _moe_layers(c: Cfg, n: int) -> list[str]:

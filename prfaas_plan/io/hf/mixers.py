@@ -38,6 +38,10 @@ def _gqa(c: Cfg, notes: list[str], *, sliding: bool) -> Layer:
         note = "num_key_value_heads not given: multi-head attention (the transformers default)."
         if note not in notes:
             notes.append(note)
+    if heads % kv:  # GQA: every KV head serves the same number of query heads
+        kv_key = c.first(*([p + "num_key_value_heads"] if sliding else []), "num_key_value_heads") \
+            or "num_key_value_heads"
+        raise c.fail(kv_key, f"{heads} attention heads are not a multiple of {kv} KV heads")
     d_k = _head_dim(c, heads, notes, *([p + "head_dim"] if sliding else []))
     d_v = c.opt_int(*([p + "v_head_dim"] if sliding else []), "v_head_dim") or d_k
     mixer: dict[str, Any] = {"kind": SWA if sliding else "gqa", "num_attention_heads": heads,
@@ -81,6 +85,9 @@ def _linear(c: Cfg, variant: str, notes: list[str]) -> Layer:
     h = c.int("hidden_size")
     if variant == GDN:
         n_v, n_k = c.int("linear_num_value_heads"), c.int("linear_num_key_heads")
+        if n_v % n_k:  # GDN: value heads share the key heads in equal groups
+            raise c.fail("linear_num_key_heads", f"{n_v} value heads (linear_num_value_heads) are not a multiple "
+                                                 f"of {n_k} key heads")
         d_k, d_v = c.int("linear_key_head_dim"), c.int("linear_value_head_dim")
         kernel = c.int("linear_conv_kernel_dim")
         conv = 2 * n_k * d_k + n_v * d_v  # q, k and v short convolutions
