@@ -10,12 +10,10 @@ import pytest
 os.environ["PRFAAS_PLAN_CACHE"] = tempfile.mkdtemp(prefix="prfaas-plan-cache-")
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = ROOT.parent / "shared" / "data"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 @pytest.fixture
 def shared_data() -> Path:
-    if not SHARED_DATA.is_dir():
-        pytest.skip("../shared/data is not beside the project")
-    return SHARED_DATA
+    """The copies of ../shared/data the tests use (same layout: hf-configs/, traces/)."""
+    return FIXTURES
