@@ -3,8 +3,8 @@ io.measurements) and the `perf` / `calibrate` commands.
 
 Hand-computed work per layer kind, the distinct-expert expectation, Llama-3.1-70B decode bytes;
 PAPER.md Table 3 (32K Phi_kv, shapes over 1K..128K, 1K floor) with the shipped H200 factors;
-internal-1t analytic vs its measured Table 5 profile (reported, not fitted); the H20/H200
-asymmetry; bad measurement CSVs through the CLI. Run with -s to see the printed tables.
+internal-1t analytic vs its measured Table 5 profile (not fitted); the H20/H200 asymmetry; bad
+measurement CSVs through the CLI. The error tables are in benchmarks/data/README.md.
 """
 
 from __future__ import annotations
@@ -186,7 +186,7 @@ def test_overhead_bound_at_short_lengths():
 def test_analytic_timer_provenance():
     t = prefill_timer(model("MiniMax-M2.5"), inst("H200"))
     assert t.source == Source.ANALYTIC
-    assert t.detail.startswith("H200 efficiency: calibrated on PAPER.md Table 3 32K, 2026-11-29")
+    assert t.detail == "H200 efficiency: SGLang v0.5.9, PAPER.md Table 3 32K, 2026-12-01"
     assert t(32 * K) == pytest.approx(float(prefill.prefill_time(model("MiniMax-M2.5"), inst("H200"),
                                                                  32 * K).seconds))
 
@@ -207,13 +207,6 @@ def test_internal_1t_case_study_decode_on_h20():
     m, i = model("internal-1t"), inst("H20")
     context = 27_486 + 1024
     cap = decode.decode_capacity(m, i, tpot_s=0.025, context=context, output_tokens=1024)
-    s20 = decode.decode_step(m, i, 20, context)
-    weights_gb = m.params_total * m.weight_dtype.bytes / units.GB
-    usable_gb = i.gpu.hbm_bytes * i.gpus * decode.DEFAULT_MEMORY_FRACTION / units.GB
-    print(f"\ninternal-1t on 8xH20 at {context} tokens: TPOT 25 ms allows B = {cap.bs_slo} "
-          f"(paper: ~20); T_step(B=20) = {units.s_to_ms(float(s20.seconds)):.1f} ms ({s20.bound}); "
-          f"HBM limit B = {cap.bs_memory} (weights {weights_gb:.0f} GB {m.weight_dtype} vs "
-          f"{usable_gb:.0f} GB usable) -> BS_max = {cap.bs_max} ({cap.binding})")
     assert 10 <= cap.bs_slo <= 40
 
 
@@ -250,22 +243,20 @@ def test_table3_32k_within_25_percent(name):
     assert abs(err) <= 0.25, f"{name}: model {ours:.2f} Gbps vs paper {paper:.2f} Gbps ({err:+.1%})"
 
 
+# Phi_kv error (model / paper - 1) at 32K with the shipped H200 factors (benchmarks/data/README.md);
+# before the op-class split (one compute factor 0.385): +10.0, +50.7, -4.7, +1.7, +7.2, -22.7%.
+TABLE3_ERRORS = {"Kimi-Linear-48B-A3B": 0.128, "MiMo-V2-Flash": 0.399, "Qwen3.5-397B-A17B": 0.007,
+                 "Ring-2.5-1T": -0.126, "MiniMax-M2.5": 0.060, "Qwen3-235B-A22B": -0.158}
+
+
 @pytest.mark.paper
-def test_table3_error_table(capsys):
-    rows = _table3_rows()
-    with capsys.disabled():
-        print("\nPAPER.md Table 3, 32K, 8xH200: Phi_kv model vs paper")
-        print(f"{'model':22s} {'paper Gbps':>10s} {'model Gbps':>10s} {'error':>8s}")
-        for name, paper, ours, err in rows:
-            print(f"{name:22s} {paper:10.2f} {ours:10.2f} {err:+8.1%}")
-        errs = np.array([r[3] for r in rows])
-        print(f"RMS {np.sqrt(np.mean(errs ** 2)):.1%}, max {np.max(np.abs(errs)):.1%}")
-        print("\nPhi_kv (Gbps) over 1K, 8K, 32K, 128K; T_prefill (s)")
-        for name in TABLE3_32K:
-            t = prefill.prefill_time(model(name), inst("H200"), LENGTHS).seconds
-            print(f"{name:22s} " + " ".join(f"{x:7.2f}" for x in phi_gbps(name)) + "   "
-                  + " ".join(f"{x:6.3f}" for x in t))
-    assert sum(abs(r[3]) <= 0.25 for r in rows) >= 5
+def test_table3_error_table():
+    rows = {r[0]: r[3] for r in _table3_rows()}
+    for name, err in TABLE3_ERRORS.items():
+        assert rows[name] == pytest.approx(err, abs=0.002), name
+    errs = np.array(list(rows.values()))
+    assert np.sqrt(np.mean(errs ** 2)) == pytest.approx(0.192, abs=0.002)  # was 0.233
+    assert sum(abs(e) <= 0.25 for e in errs) == 5
 
 
 @pytest.mark.paper
@@ -290,7 +281,9 @@ def test_hybrids_rise_and_flatten(name):
     growth = p[1:] / p[:-1]  # 1K->8K, 8K->32K, 32K->128K
     assert p[0] < p[1] < p[2] and p[2] > 1.5 * p[0]  # rise from 1K to 32K
     assert growth[2] < growth[1]  # the rise slows down
-    assert growth[2] < 1.5  # ... and flattens at 128K
+    # ... and flattens at 128K: under 1.6x for 4x the length (Kimi-Linear 1.54x since attention runs
+    # at the bf16 class's factor, 1.46x with one shared factor; PAPER.md gives no 128K number)
+    assert growth[2] < 1.6
 
 
 @pytest.mark.paper
@@ -302,39 +295,36 @@ def test_1k_floor(name):
 
 
 @pytest.mark.paper
-def test_internal_1t_analytic_vs_measured(capsys):
-    """Table 5 is not used by the calibration; this reports how the analytic model compares."""
+def test_internal_1t_analytic_vs_measured():
+    """Table 5 is not used by the calibration: an out-of-sample check of the op-class split.
+
+    Time error analytic / measured - 1 at 1K, 8K, 32K, 128K: +3, -3, -10, -12% (one compute
+    factor before the split: +3, -10, -20, -19%).
+    """
     t = prefill.prefill_time(model("internal-1t"), inst("H200"), LENGTHS).seconds
     err = t / np.array(TABLE5) - 1
-    with capsys.disabled():
-        print("\ninternal-1t on 8xH200: analytic vs measured (PAPER.md Table 5)")
-        for n, a, b, e in zip(LENGTHS, t, TABLE5, err, strict=True):
-            print(f"{units.format_length(n):>5s} analytic {a:6.3f} s  measured {b:5.2f} s  {e:+6.1%}")
-    assert np.all(np.abs(err) < 0.3)
+    np.testing.assert_allclose(err, [0.033, -0.033, -0.102, -0.122], atol=0.003)
 
 
 @pytest.mark.paper
-def test_h20_vs_h200_asymmetry(capsys):
-    names = (*TABLE3_32K, "internal-1t")
-    lines = []
-    for name in names:
+def test_h20_vs_h200_asymmetry():
+    for name in (*TABLE3_32K, "internal-1t"):
         m = model(name)
         pre = (prefill.prefill_time(m, inst("H20"), LENGTHS).seconds
                / prefill.prefill_time(m, inst("H200"), LENGTHS).seconds)
         dec = (decode.decode_step(m, inst("H20"), np.array([1, 32]), 32 * K).seconds
                / decode.decode_step(m, inst("H200"), np.array([1, 32]), 32 * K).seconds)
-        lines.append((name, pre, dec))
         assert pre[-1] >= 3.0, f"{name}: H20 prefill only {pre[-1]:.2f}x slower at 128K"
         assert np.all(dec <= 1.2) and np.all(dec >= 1.0), f"{name}: decode ratio {dec}"
-    with capsys.disabled():
-        print("\nH20 / H200 time ratio, same efficiencies (8 GPUs each)")
-        print(f"{'model':22s} prefill 1K / 8K / 32K / 128K      decode B=1 / B=32 at 32K")
-        for name, pre, dec in lines:
-            print(f"{name:22s} " + " / ".join(f"{x:4.2f}" for x in pre) + "      "
-                  + " / ".join(f"{x:4.2f}" for x in dec))
-        t = prefill.prefill_time(model("internal-1t"), inst("H20"), [10_224, 27_486]).seconds
-        print(f"internal-1t on 8xH20: T(10.2K) = {t[0]:.2f} s, T(27.5K) = {t[1]:.2f} s "
-              "(PAPER.md 4 implies ~1.83 s and ~4.27 s)")
+
+
+@pytest.mark.paper
+def test_internal_1t_on_h20_against_table6():
+    """PAPER.md 4: Table 6 implies T_H20(10.2K) ~ 1.83 s and T_H20(27.5K) ~ 4.27 s (not fitted).
+
+    With the H200 calibration inherited: +4% and +10% (one compute factor before: -19%, -15%)."""
+    t = prefill.prefill_time(model("internal-1t"), inst("H20"), [10_224, 27_486]).seconds
+    np.testing.assert_allclose(t / np.array([1.83, 4.27]) - 1, [0.042, 0.105], atol=0.005)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -354,7 +344,8 @@ def _synthetic(efficiency: Efficiency):
 
 
 def test_calibrate_recovers_synthetic_factors():
-    true = Efficiency(compute=0.42, memory=0.63, comm=0.7, prefill_overhead_s=0.37, decode_overhead_s=0.004)
+    true = Efficiency(compute=0.42, low_precision=0.55, memory=0.63, comm=0.7, prefill_overhead_s=0.37,
+                      decode_overhead_s=0.004)
     i, pre, dec = _synthetic(true)
     fit = cal.calibrate(i, pre, dec, source="synthetic")
     assert set(fit.fitted) >= {"compute", "prefill_overhead_s", "memory", "decode_overhead_s"}
@@ -365,7 +356,8 @@ def test_calibrate_recovers_synthetic_factors():
 
 
 def test_calibrate_hold_and_row_count():
-    true = Efficiency(compute=0.42, memory=0.63, comm=0.7, prefill_overhead_s=0.37, decode_overhead_s=0.004)
+    true = Efficiency(compute=0.42, low_precision=0.55, memory=0.63, comm=0.7, prefill_overhead_s=0.37,
+                      decode_overhead_s=0.004)
     i, pre, _ = _synthetic(true)
     long_row = pre[2:3]  # MiniMax-M2.5 at 32K: compute-bound, so memory is not identified
     fit = cal.calibrate(i, long_row, source="x", hold={"prefill_overhead_s": 0.37, "memory": 0.63})
@@ -404,8 +396,10 @@ def _one_line_error(result, *needles: str) -> str:
 @pytest.mark.parametrize(("text", "needles"), [
     ("model,prefill_s\nMiniMax-M2.5,1.1\n", ["missing column 'length'", "row 1"]),
     ("length,prefill_s\n32K,1.1\n", ["missing column 'model'", "row 1"]),
-    ("model,length,prefill_s\nMiniMax-M2.5,32K,1.1\nMiniMax-M2.5,8K,fast\n", ["row 3", "'fast'", "not a time"]),
-    ("# comment\nmodel,length,prefill_s\nMiniMax-M2.5,32K,-1.1\n", ["row 3", "positive time"]),
+    ("model,length,prefill_s\nMiniMax-M2.5,32K,1.1\nMiniMax-M2.5,8K,fast\n",
+     ["row 3", "prefill_s: 'fast' is not a number"]),
+    ("# comment\nmodel,length,prefill_s\nMiniMax-M2.5,32K,-1.1\n", ["row 3", "'-1.1'", "time"]),
+    ("model,length,prefill_s\nMiniMax-M2.5,32K,0\n", ["row 2", "positive time"]),
     ("model,length,prefill_s\nMiniMax-M2.5,32K,1.1\n", ["row 2", "1 measurement row", "2 parameters"]),
     ("model,length,prefill_s\nMiniMax-M2.5,32K,1.1\nNoSuchModel-9B,8K,0.5\n", ["row 3", "unknown model"]),
     ("model,length,prefill_s\nMiniMax-M2.5,32K,\n", ["row 2", "prefill_s is blank"]),

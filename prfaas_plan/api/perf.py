@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,18 +14,35 @@ from prfaas_plan.api import instance
 from prfaas_plan.core import calibrate as cal
 from prfaas_plan.core import decode, prefill
 from prfaas_plan.errors import SpecError
-from prfaas_plan.io.load import Catalog, load_model
+from prfaas_plan.io.load import Catalog, load_gpu, load_model
 from prfaas_plan.io.measurements import overlay_mapping, overlay_yaml, read_measurements
-from prfaas_plan.specs.hardware import Efficiency
+from prfaas_plan.specs.hardware import Efficiency, GpuSpec
 
 # `--hold` keys, as the hardware YAML's efficiency block spells them -> Efficiency field, scale to SI
-HOLD_KEYS = {"compute": ("compute", 1.0), "memory": ("memory", 1.0), "comm": ("comm", 1.0),
+HOLD_KEYS = {"compute": ("compute", 1.0), "low_precision": ("low_precision", 1.0), "memory": ("memory", 1.0),
+             "comm": ("comm", 1.0),
              "prefill_overhead_ms": ("prefill_overhead_s", units.MS),
              "decode_overhead_ms": ("decode_overhead_s", units.MS)}
 
 
+def gpu_lookup(catalog: Catalog | None = None, known: Sequence[GpuSpec] = ()) -> Callable[[str], GpuSpec | None]:
+    """Hardware name -> spec for transferring a measured profile (``core.timing``): the GPUs in
+    ``known`` first, then the catalog (the default one when none is given); None when unknown."""
+    def find(name: str) -> GpuSpec | None:
+        for gpu in known:
+            if gpu.name.lower() == name.lower():
+                return gpu
+        try:
+            return load_gpu(name, catalog or Catalog.default())
+        except SpecError:
+            return None
+
+    return find
+
+
 def _efficiency(e: Efficiency) -> dict[str, Any]:
-    return {"compute": e.compute, "memory": e.memory, "comm": e.comm, "prefill_overhead_s": e.prefill_overhead_s,
+    return {"compute": e.compute, "low_precision": e.low_precision, "memory": e.memory, "comm": e.comm,
+            "prefill_overhead_s": e.prefill_overhead_s,
             "decode_overhead_s": e.decode_overhead_s, "source": e.source}
 
 

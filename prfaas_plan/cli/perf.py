@@ -19,6 +19,17 @@ def _parse(parser, text: str, field: str):
         raise SpecError(str(exc), field=field) from None
 
 
+def _duration(text: str) -> float:
+    """A duration with its unit ("25ms", "0.025s"); a bare number is refused, not read as seconds."""
+    from prfaas_plan import units
+
+    try:
+        float(text)
+    except ValueError:
+        return units.parse_duration(text)
+    raise ValueError(f"{text!r} needs a unit, e.g. 25ms or 0.025s")
+
+
 def _batches(text: str) -> list[int]:
     out = []
     for part in (p.strip() for p in text.split(",") if p.strip()):
@@ -38,7 +49,8 @@ def perf(
     lengths: Annotated[str, typer.Option("--lengths", help="Prefill lengths; 1K = 1024 tokens")] = "1K,8K,32K,128K",
     batches: Annotated[str, typer.Option("--batches", help="Decode batch sizes")] = "1,8,32,64",
     context: Annotated[str, typer.Option("--context", help="Decode context (tokens per request)")] = "32K",
-    tpot: Annotated[str, typer.Option("--tpot", help="Decode SLO per output token (25ms = 40 tokens/s)")] = "25ms",
+    tpot: Annotated[str, typer.Option(
+        "--tpot", help="Decode SLO per output token, with a unit (25ms or 0.025s; 25ms = 40 tokens/s)")] = "25ms",
     output_len: Annotated[str, typer.Option("--output-len", help="Output tokens per request (req/s)")] = "1K",
     memory_fraction: Annotated[float, typer.Option("--memory-fraction", help="HBM share for weights + KV")] = 0.9,
     fmt: FormatOpt = Format.table,
@@ -56,7 +68,7 @@ def perf(
     result = api_perf.perf(
         model, hardware=hardware, gpus=gpus, catalog=catalog_from(catalog),
         lengths=_parse(units.parse_lengths, lengths, "--lengths"), batches=_parse(_batches, batches, "--batches"),
-        context=_parse(units.parse_length, context, "--context"), tpot_s=_parse(units.parse_duration, tpot, "--tpot"),
+        context=_parse(units.parse_length, context, "--context"), tpot_s=_parse(_duration, tpot, "--tpot"),
         output_tokens=_parse(units.parse_length, output_len, "--output-len"), memory_fraction=memory_fraction)
     views_perf.emit_perf(fmt, result)
 

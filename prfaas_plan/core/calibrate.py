@@ -9,9 +9,11 @@ fitted depends on the rows given:
   binds (exceeds compute) for at least one prefill row at the starting point;
 - decode rows: ``memory`` and ``decode_overhead_s``.
 
-``comm`` is never fitted (prefill and decode times cannot tell it from compute); it keeps the
-hardware's value, as does any factor the caller holds (``hold``): e.g. a prefill overhead known
-from short prompts when every row is long. The same factors then hold for every model on that GPU.
+``comm`` is never fitted (prefill and decode times cannot tell it from compute), nor is
+``low_precision`` (the FP8/FP4 GEMM ratio comes from public kernel figures, see
+benchmarks/data/README.md); they keep the hardware's value, as does any factor the caller holds
+(``hold``): e.g. a prefill overhead known from short prompts when every row is long. The same
+factors then hold for every model on that GPU.
 """
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
 """Analytic decode step time, BS_max for a TPOT SLO, and per-instance decode throughput.
 
-    T_step(B, c) = decode overhead + max(FLOPs / (peak x G x e_compute),
+    T_step(B, c) = decode overhead + max(GEMM FLOPs / (G x GEMM rate) + attention FLOPs / (peak(bf16) x G x e_compute),
                                          bytes / (HBM B/s x G x e_memory)) + comm
 
 for a batch of B requests, each generating one token at context c, on an instance of G GPUs:
 
-- FLOPs = B x (2 x GEMM params per token + 2 x LM head + attention at context c per layer kind);
+- FLOPs = B x (2 x GEMM params per token + 2 x LM head) in the weight dtype (GEMM rate as in
+  ``core.prefill``: bf16, or FP8/FP4 with e_low_precision) + B x attention at context c per layer kind;
 - bytes = weights touched (MoE: E[distinct experts] = n (1 - (1 - k/n)^B) per MoE layer, plus
   all non-expert weights) + B x S_kv(c) (the KV and recurrent state read, ``core.kv``);
 - comm  = the prefill collectives for B tokens (``core.prefill.collective_bytes``).
@@ -61,9 +62,13 @@ def decode_attention_flops(group: LayerGroup, context: ArrayLike) -> NDArray[np.
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DecodeWork:
-    """FLOPs and HBM bytes of one decode step (whole instance), link bytes per GPU; arrays over B."""
+    """FLOPs and HBM bytes of one decode step (whole instance), link bytes per GPU; arrays over B.
+
+    flops = gemm_flops + attention_flops (kept apart: they run at different rates)."""
 
     flops: NDArray[np.float64]
+    gemm_flops: NDArray[np.float64]
+    attention_flops: NDArray[np.float64]
     memory_bytes: NDArray[np.float64]
     comm_bytes: NDArray[np.float64]
 
@@ -88,11 +93,12 @@ def decode_work(model: ModelSpec, batch: ArrayLike, context: ArrayLike, *, gpus:
     """
     b = np.asarray(batch, dtype=np.float64)
     c = np.asarray(context, dtype=np.float64)
-    per_token = (2.0 * gemm_params_per_token(model) + 2.0 * model.vocab_size * model.hidden_size
-                 + sum((decode_attention_flops(g, c) for g in model.layers), np.zeros_like(c)))
+    gemm = 2.0 * gemm_params_per_token(model) + 2.0 * model.vocab_size * model.hidden_size
+    attention = sum((decode_attention_flops(g, c) for g in model.layers), np.zeros_like(c))
     weights = np.asarray(model.weight_bytes(weights_touched(model, b)), dtype=np.float64)  # scales included
     kv_read = b * np.asarray(kv.footprint(model).s_kv(c), dtype=np.float64)
-    return DecodeWork(flops=b * per_token, memory_bytes=weights + kv_read,
+    return DecodeWork(flops=b * (gemm + attention), gemm_flops=b * gemm + 0.0 * c, attention_flops=b * attention,
+                      memory_bytes=weights + kv_read,
                       comm_bytes=np.asarray(collective_bytes(model, b, gpus)) + 0.0 * c)
 
 
@@ -102,8 +108,8 @@ def decode_step(model: ModelSpec, instance: InstanceSpec, batch: ArrayLike, cont
 
     Notes
     -----
-    T_step = decode_overhead + max(FLOPs / (peak(weight dtype) x G x e_c),
-    bytes / (HBM x G x e_m)) + comm bytes / (scale-up x e_comm); see ``decode_work``.
+    T_step = decode_overhead + max(GEMM FLOPs / (G x GEMM rate(weight dtype)) + attention FLOPs /
+    (peak(bf16) x G x e_c), bytes / (HBM x G x e_m)) + comm bytes / (scale-up x e_comm); see ``decode_work``.
     """
     return step_from_work(decode_work(model, batch, context, gpus=instance.gpus), model, instance, efficiency)
 
@@ -112,7 +118,8 @@ def step_from_work(work: DecodeWork, model: ModelSpec, instance: InstanceSpec,
                    efficiency: Efficiency | None = None) -> DecodeStep:
     gpu, g = instance.gpu, instance.gpus
     e = efficiency or gpu.efficiency
-    compute = work.flops / (gpu.peak_flops(model.weight_dtype) * g * e.compute)
+    compute = (work.gemm_flops / gpu.gemm_flops_per_s(model.weight_dtype, e)
+               + work.attention_flops / (gpu.bf16_flops * e.compute)) / g
     memory = work.memory_bytes / (gpu.hbm_bytes_per_s * g * e.memory)
     comm = work.comm_bytes / (gpu.scaleup_bytes_per_s * e.comm)
     compute, memory, comm = np.broadcast_arrays(compute, memory, comm)

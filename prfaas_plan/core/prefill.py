@@ -4,8 +4,10 @@ A roofline with fixed costs (DESIGN.md "The models inside", PAPER.md Eq. 1):
 
     T_prefill(l, p) = overhead + max(compute, memory) + activations + comm
 
-    compute     = GEMM FLOPs / (peak(weight dtype) x G x e_compute)
+    compute     = GEMM FLOPs / (G x GEMM rate(weight dtype))
                   + attention FLOPs / (peak(bf16) x G x e_compute)
+    GEMM rate   = peak(bf16) x e_compute for bf16 weights; for FP8/FP4 weights
+                  max(peak(dtype) x e_compute x e_low_precision, peak(bf16) x e_compute)
     memory      = (weights read + KV/state written + cached-prefix KV read) / (HBM B/s x G x e_memory)
     activations = activation bytes per GPU / (HBM B/s x e_memory)
     comm        = collective bytes per GPU / (scale-up B/s per direction x e_comm)
@@ -13,7 +15,10 @@ A roofline with fixed costs (DESIGN.md "The models inside", PAPER.md Eq. 1):
 for l new tokens after a cached prefix of p tokens, on an instance of G GPUs with tensor and
 expert parallelism over all of them. Work is counted per layer group from the architecture fields
 (dispatch on the group's attention kind, never on the model name); the efficiencies and the
-overhead belong to the hardware (``GpuSpec.efficiency``), never to a model.
+overhead belong to the serving stack on the GPU (``GpuSpec.efficiency``), never to a model.
+The op classes with their own factor are the ones Table 3 identifies (Table 5 checks): bf16 GEMMs and
+attention (e_compute) and low-precision GEMMs (e_low_precision relative to it); see
+benchmarks/data/README.md for the fit and the public kernel figures behind it.
 
 ``activations`` is the memory-bound traffic of the kernels between the GEMMs (norms, residual
 adds, all-reduce buffers, MoE gather and top-k sum). Under tensor parallelism every GPU runs it
@@ -339,8 +344,8 @@ def time_from_work(work: PrefillWork, instance: InstanceSpec, efficiency: Effici
     """T_prefill = overhead + max(compute, memory) + activations + comm for precomputed work."""
     gpu, g = instance.gpu, instance.gpus
     e = efficiency or gpu.efficiency
-    compute = (work.gemm_flops / gpu.peak_flops(work.weight_dtype)
-               + work.attention_flops / gpu.bf16_flops) / (g * e.compute)
+    compute = (work.gemm_flops / gpu.gemm_flops_per_s(work.weight_dtype, e)
+               + work.attention_flops / (gpu.bf16_flops * e.compute)) / g
     memory = work.memory_bytes / (gpu.hbm_bytes_per_s * g * e.memory)
     activation = work.activation_bytes / (gpu.hbm_bytes_per_s * e.memory)
     comm = work.comm_bytes / (gpu.scaleup_bytes_per_s * e.comm)

@@ -22,7 +22,7 @@ import yaml
 from prfaas_plan.errors import SpecError, kind_of
 from prfaas_plan.io.cache import cached
 from prfaas_plan.io.files import os_reason, read_text
-from prfaas_plan.specs.hardware import GpuSpec
+from prfaas_plan.specs.hardware import REFERENCE_GPU, GpuSpec, inherit_efficiency
 from prfaas_plan.specs.model import ModelSpec
 
 if TYPE_CHECKING:  # pydantic is imported only when a file is validated (see io/cache.py)
@@ -256,4 +256,5 @@ def load_gpu(ref: str, catalog: Catalog | None = None) -> GpuSpec:
             return hw.to_spec(efficiency=ov.efficiency)
         return hw.to_spec()
 
-    return cached("gpu", [path, *overlays[:1]], build) if path.is_file() else build()
+    gpu = cached("gpu", [path, *overlays[:1]], build) if path.is_file() else build()
+    return inherit_efficiency(gpu, lambda: load_gpu(REFERENCE_GPU, catalog))

@@ -94,8 +94,8 @@ class _Row:
         value = self.required(column, kind)
         try:
             out = units.parse_duration(value)
-        except ValueError:
-            raise self.error(f"{column} {value!r} is not a time (examples: 1.84, 1.84s, 25ms)") from None
+        except ValueError as exc:  # units says why: no number, an unknown unit, a negative time
+            raise self.error(f"{column}: {exc} (examples: 1.84, 1.84s, 25ms)") from None
         if not out > 0:
             raise self.error(f"{column} must be a positive time, got {value!r}")
         return out
@@ -186,6 +186,7 @@ def overlay_mapping(hardware: str, efficiency: Efficiency) -> dict[str, Any]:
         "overlay": hardware,
         "efficiency": {
             "compute": round(efficiency.compute, 4),
+            "low_precision": round(efficiency.low_precision, 4),
             "memory": round(efficiency.memory, 4),
             "comm": round(efficiency.comm, 4),
             "prefill_overhead_ms": round(float(units.s_to_ms(efficiency.prefill_overhead_s)), 2),

@@ -21,7 +21,7 @@ from pydantic import (
 )
 
 from prfaas_plan import units
-from prfaas_plan.specs.hardware import Efficiency, GpuSpec
+from prfaas_plan.specs.hardware import UNCALIBRATED, Efficiency, GpuSpec
 from prfaas_plan.specs.model import (
     DType,
     GqaGroup,
@@ -275,6 +275,7 @@ class ModelFile(Strict):
 
 class EfficiencyFields(Strict):
     compute: Annotated[float, Field(gt=0, le=1)] = 0.5
+    low_precision: Annotated[float, Field(gt=0, le=1)] = 1.0
     memory: Annotated[float, Field(gt=0, le=1)] = 0.7
     comm: Annotated[float, Field(gt=0, le=1)] = 0.7
     prefill_overhead_ms: Annotated[float, Field(ge=0)] = 300.0
@@ -282,7 +283,7 @@ class EfficiencyFields(Strict):
     source: str = "default"
 
     def to_spec(self) -> Efficiency:
-        return Efficiency(compute=self.compute, memory=self.memory, comm=self.comm,
+        return Efficiency(compute=self.compute, low_precision=self.low_precision, memory=self.memory, comm=self.comm,
                           prefill_overhead_s=units.ms_to_s(self.prefill_overhead_ms),
                           decode_overhead_s=units.ms_to_s(self.decode_overhead_ms), source=self.source)
 
@@ -299,7 +300,7 @@ class HardwareFile(Strict):
     nic_gbps: PositiveFloat | None = None
     power_w: PositiveFloat | None = None
     price_per_hour: PositiveFloat | None = None
-    efficiency: EfficiencyFields = Field(default_factory=EfficiencyFields)
+    efficiency: EfficiencyFields | None = None  # none: the reference GPU's calibration is inherited
 
     def to_spec(self, efficiency: EfficiencyFields | None = None) -> GpuSpec:
         return GpuSpec(
@@ -315,7 +316,7 @@ class HardwareFile(Strict):
             nic_bytes_per_s=units.gbps_to_bytes_per_s(self.nic_gbps) if self.nic_gbps else None,
             power_w=self.power_w,
             price_per_hour=self.price_per_hour,
-            efficiency=(efficiency or self.efficiency).to_spec(),
+            efficiency=(efficiency or self.efficiency or EfficiencyFields(source=UNCALIBRATED)).to_spec(),
         )
 
 

@@ -16,7 +16,8 @@ def _ms(s: float) -> str:
 
 
 def _efficiency_line(e: dict[str, Any]) -> str:
-    return (f"efficiency: compute {e['compute']:.3f}, memory {e['memory']:.3f}, comm {e['comm']:.3f}, "
+    return (f"efficiency: compute {e['compute']:.3f} (low-precision GEMMs x {e['low_precision']:.3f}), "
+            f"memory {e['memory']:.3f}, comm {e['comm']:.3f}, "
             f"prefill overhead {_ms(e['prefill_overhead_s'])} ms, decode overhead {_ms(e['decode_overhead_s'])} ms "
             f"({e['source']})")
 
@@ -57,7 +58,8 @@ def emit_perf(fmt: str, r: dict[str, Any]) -> None:
 def emit_calibrate(fmt: str, r: dict[str, Any], *, written: str | None = None) -> None:
     def tables():
         e, prev = r["efficiency"], r["previous_efficiency"]
-        names = [("compute", "compute", 3), ("memory", "memory", 3), ("comm", "comm", 3),
+        names = [("compute", "compute", 3), ("low_precision", "low precision", 3), ("memory", "memory", 3),
+                 ("comm", "comm", 3),
                  ("prefill_overhead_s", "prefill overhead ms", None), ("decode_overhead_s", "decode overhead ms", None)]
         factors = table(f"{r['hardware']} efficiency ({r['instance']})", ["factor", "value", "was", "how"],
                         [[label, num(e[k], d) if d else _ms(e[k]), num(prev[k], d) if d else _ms(prev[k]),
