@@ -208,9 +208,11 @@ def kv_rate(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int],
         try:
             src = Source(source)
         except ValueError:
-            raise SpecError(f"unknown source {source!r} (use auto, measured, analytic, both)",
+            raise SpecError(f"unknown source {source!r} (use auto, measured, scaled, analytic, both)",
                             field="--source") from None
-        timers = [prefill_timer(m, inst, source=src)]
+        from prfaas_plan.api.perf import gpu_lookup
+
+        timers = [prefill_timer(m, inst, source=src, gpu_of=gpu_lookup(catalog))]
     f = kv.footprint(m, kv_dtype=kvd, state_dtype=std)
     length = np.asarray(lengths, dtype=np.float64)
     rows = []
@@ -220,8 +222,7 @@ def kv_rate(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int],
         use_measured_kv = timer.kv_bytes is not None and kvd in (None, m.kv_dtype) and std in (None, m.state_dtype)
         s = np.asarray(timer.kv_bytes(length)) if use_measured_kv else np.asarray(f.s_kv(length))
         phi = s / t
-        measured = timer.source == Source.MEASURED
-        profile = m.profile_for(inst.gpu.name, inst.gpus) if measured else None
+        profile = timer.profile  # the measured one, or another instance's for a scaled timer
         basis = profile_basis(profile, length) if profile is not None else None
         detail = timer.detail
         if basis is not None and EXTRAPOLATED in basis:
@@ -229,6 +230,8 @@ def kv_rate(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int],
         details.append({"source": str(timer.source), "detail": detail})
         for i, n in enumerate(lengths):
             word, label = _time_basis(m, n, profile, None if basis is None else str(basis[i]))
+            if timer.source == Source.SCALED:
+                word, label = f"scaled {word}", f"scaled {label}"
             row = {
                 "length_tokens": int(n),
                 "kv_bytes": float(s[i]),

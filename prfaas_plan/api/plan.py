@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from prfaas_plan import units
+from prfaas_plan.api.perf import gpu_lookup
 from prfaas_plan.core import kv
 from prfaas_plan.core.optimize import Search, Space, search
 from prfaas_plan.core.throughput import Curves, Method, OperatingPoint, operating_point, routing
@@ -62,8 +63,9 @@ def decode_rate(sc: ScenarioSpec, instance: InstanceSpec) -> tuple[float, dict[s
 
 def timing(sc: ScenarioSpec, local: InstanceSpec | None = None) -> Timing:
     local = local or sc.local.instance
-    tp = prefill_timer(sc.model, sc.prfaas.instance)
-    tl = prefill_timer(sc.model, local)
+    gpu_of = gpu_lookup(known=[c.instance.gpu for c in (sc.prfaas, sc.local, sc.homogeneous) if c])
+    tp = prefill_timer(sc.model, sc.prfaas.instance, gpu_of=gpu_of)
+    tl = prefill_timer(sc.model, local, gpu_of=gpu_of)
     f = kv.footprint(sc.model)
     s_kv = tp.kv_bytes if tp.kv_bytes is not None else f.s_kv
     rate, detail = decode_rate(sc, local)
