@@ -31,8 +31,12 @@ class SimRun:
     scenario: ScenarioSpec
 
 
-def _check(n_requests: int | None, duration_s: float | None, seed: Any) -> None:
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+def _check(sc: ScenarioSpec, n_requests: int | None, duration_s: float | None, seed: Any) -> None:
+    trace = sc.workload.trace
+    if seed is not None and trace is not None:
+        raise SpecError("a trace is replayed as recorded, nothing in it is drawn at random (arrivals, lengths "
+                        "and prefix hits come from the file): drop --seed", field="--seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0):
         raise SpecError(f"must be a whole number >= 0, got {seed!r}", field="--seed")
     if n_requests is not None and duration_s is not None:
         raise SpecError("give --requests or --duration, not both", field="--requests")
@@ -41,13 +45,16 @@ def _check(n_requests: int | None, duration_s: float | None, seed: Any) -> None:
         raise SpecError(f"must be a whole number >= 1, got {n_requests!r}", field="--requests")
     if duration_s is not None and not (duration_s > 0 and math.isfinite(duration_s)):
         raise SpecError(f"must be a positive number of seconds, got {duration_s!r}", field="--duration")
+    if n_requests is not None and trace is not None and n_requests > len(trace):
+        raise SpecError(f"the trace holds {len(trace):,} requests, got {n_requests:,} (--requests N replays "
+                        "its first N)", field="--requests")
 
 
 def expected_requests(sc: ScenarioSpec, rate_rps: float, n_requests: int | None, duration_s: float | None) -> int:
     """About how many requests one system's run will see (for progress bars)."""
     trace = sc.workload.trace
     if n_requests is not None:
-        return min(n_requests, len(trace)) if trace is not None else n_requests
+        return n_requests
     if duration_s is not None:
         return max(1, round(rate_rps * duration_s))
     return len(trace) if trace is not None else DEFAULT_REQUESTS
@@ -61,7 +68,7 @@ def _summary(res: SimResult) -> dict[str, Any]:
 
 
 def run_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | None = None,
-                n_requests: int | None = None, duration_s: float | None = None, seed: int = 0,
+                n_requests: int | None = None, duration_s: float | None = None, seed: int | None = None,
                 records: bool = False, which: tuple[str, ...] = (PRFAAS, HOMOGENEOUS, NAIVE),
                 control: ControlConfig | None = None,
                 progress: Callable[[str, int, int], None] | None = None) -> SimRun:
@@ -69,13 +76,13 @@ def run_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float 
 
     ``progress(label, arrived, expected)`` is called as each run advances.
     """
-    _check(n_requests, duration_s, seed)
+    _check(sc, n_requests, duration_s, seed)
     control = control if control is not None else sc.control
     configs: dict[str, SystemConfig] = systems(sc, which=which)
     rate, load_f = resolve_rate(configs, rate_rps, load, default_load=DEFAULT_LOAD)
     if sc.workload.trace is None and n_requests is None and duration_s is None:
         n_requests = DEFAULT_REQUESTS
-    streams = np.random.SeedSequence(int(seed)).spawn(len(configs))
+    streams = np.random.SeedSequence(int(seed or 0)).spawn(len(configs))
     results: dict[str, SimResult] = {}
     per: dict[str, Any] = {}
     for (name, c), stream in zip(configs.items(), streams, strict=True):
@@ -107,7 +114,8 @@ def run_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float 
                                                       "rate_rps", "analytic")},
         "rate_rps": rate, "load": load_f, "load_reference": "smallest exact-method Lambda_max among the systems",
         "systems": per,
-        "sim": {"seed": int(seed), "requests": n_requests, "duration_s": duration_s,
+        "sim": {"seed": None if sc.workload.trace is not None else int(seed or 0), "requests": n_requests,
+                "duration_s": duration_s,
                 "warmup_fraction": WARMUP_FRACTION,
                 "workload": "trace" if sc.workload.trace is not None else "parametric",
                 "arrival": "trace" if sc.workload.trace is not None else sc.workload.arrival,
@@ -122,17 +130,19 @@ def run_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float 
 
 
 def simulate_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | None = None,
-                     n_requests: int | None = None, duration_s: float | None = None, seed: int = 0,
+                     n_requests: int | None = None, duration_s: float | None = None, seed: int | None = None,
                      records: bool = False, which: tuple[str, ...] = (PRFAAS, HOMOGENEOUS, NAIVE),
                      control: ControlConfig | None = None) -> dict[str, Any]:
     """Simulate each system at the SAME arrival rate; a JSON-ready dict.
 
     The rate: ``rate_rps`` directly, or ``load`` x the smallest capacity (exact-method
     Lambda_max) among the systems compared; default load 0.8. One independent random stream per
-    system (``SeedSequence(seed).spawn``). Top-level keys describe PrfaaS-PD (TTFT mean and
-    percentiles, TPOT, per path, throughput, link utilisation, prefix hit rate); ``systems``
-    holds every system with its capacity and the analytic TTFT at the same rate; ``sim`` the
-    run's size and speed. :func:`run_systems` also returns the histograms and series for plots.
+    system (``SeedSequence(seed).spawn``, seed default 0). A trace replays its first
+    ``n_requests`` (at most its length) and draws nothing at random, so ``seed`` is refused with
+    it. Top-level keys describe PrfaaS-PD (TTFT mean and percentiles, TPOT, per path,
+    throughput, link utilisation, prefix hit rate); ``systems`` holds every system with its
+    capacity and the analytic TTFT at the same rate; ``sim`` the run's size and speed.
+    :func:`run_systems` also returns the histograms and series for plots.
     """
     return run_systems(sc, rate_rps=rate_rps, load=load, n_requests=n_requests, duration_s=duration_s,
                        seed=seed, records=records, which=which, control=control).payload

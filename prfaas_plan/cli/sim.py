@@ -22,7 +22,8 @@ DurationOpt = Annotated[str | None, typer.Option("--duration", metavar="S",
 RateOpt = Annotated[str | None, typer.Option("--rate", metavar="R", help="Arrival rate, req/s (same for all)")]
 LoadOpt = Annotated[str | None, typer.Option("--load", metavar="F", help="Fraction of the smallest Lambda_max "
                                              "among the systems (default 0.8)")]
-SeedOpt = Annotated[str, typer.Option("--seed", metavar="N", help="Random seed (one stream per system)")]
+SeedOpt = Annotated[str | None, typer.Option("--seed", metavar="N", help="Random seed, default 0 (one stream per "
+                                             "system; not with --trace, which draws nothing at random)")]
 RecordsOpt = Annotated[Path | None, typer.Option("--records", help="Write per-request records to this CSV",
                                                  callback=output_check("--records"))]
 
@@ -75,7 +76,7 @@ def simulate(
     duration: DurationOpt = None,
     rate: RateOpt = None,
     load: LoadOpt = None,
-    seed: SeedOpt = "0",
+    seed: SeedOpt = None,
     plot: PlotOpt = None,
     records: RecordsOpt = None,
     fmt: FormatOpt = Format.table,
@@ -104,7 +105,7 @@ def simulate(
                        trace=str(trace) if trace else None)
     with Bar() as tick:
         run = api_sim.run_systems(sc, rate_rps=rate_rps, load=load_f, n_requests=n, duration_s=dur,
-                                  seed=seed_n if seed_n is not None else 0, records=records is not None, progress=tick)
+                                  seed=seed_n, records=records is not None, progress=tick)
     if plot is not None:
         from prfaas_plan.io.plots_sim import sim_figure
 

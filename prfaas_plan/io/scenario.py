@@ -185,15 +185,20 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | Non
     input_total = float(trace.input_tokens.mean()) if trace is not None else float(lengths.mean)
     th = sc.search.threshold
     lo, hi = float(lengths.lo), float(lengths.hi)
+    # the workload's whole range; an unbounded tail stops where one request in a million is longer
+    top = hi if math.isfinite(hi) else float(lengths.quantile(1 - 1e-6))
     if th is None:
-        # the workload's whole range; an unbounded tail stops where one request in a million is longer
-        top = hi if math.isfinite(hi) else float(lengths.quantile(1 - 1e-6))
         t_min, t_max, step = max(lo - 1, 0.0), top, 128.0
     else:
         t_min, t_max, step = th.min, th.max, th.step
-        if t_max < lo or t_min > hi:
+        set_by = [k for k in placed.origins if k == "search" or k.startswith("search.threshold")]
+        if placed.option_of("workload.input") and not set_by:
+            # an option replaced the workload the file's range was written for: search both ranges
+            t_min, t_max = min(t_min, max(lo - 1, 0.0)), max(t_max, top)
+        elif t_max < lo or t_min > hi:
             raise SpecError(f"threshold range {t_min:g}..{t_max:g} lies outside the workload's lengths "
-                            f"{lo:g}..{hi:g}", **where("search.threshold"))
+                            f"{lo:g}..{hi:g}: set search.threshold.min and .max to cover them, or drop "
+                            "search.threshold to search them all", **where((set_by or ["search.threshold"])[-1]))
     pinned = sc.decode.mode == "pinned"
     return ScenarioSpec(
         name=sc.name,

@@ -48,7 +48,8 @@ def emit_sim(fmt: str, r: dict[str, Any]) -> None:
         speed = sim["requests_per_cpu_s"]
         caption = (f"{sim['events']:,} events in {num(sim['cpu_s'], 1)} s CPU"
                    + ("" if speed is None else f" ({speed:,.0f} requests/s)")
-                   + f"; seed {sim['seed']}; first {sim['warmup_fraction'] * 100:.0f}% not measured")
+                   + ("; trace replay (no seed)" if sim["seed"] is None else f"; seed {sim['seed']}")
+                   + f"; first {sim['warmup_fraction'] * 100:.0f}% not measured")
         if r.get("prefix_hit_rate") is not None:
             caption += (f"; prefix hit rate {_pct(r['prefix_hit_rate'])} (PD cluster's cache, every request, "
                         f"as optimize counts it); {_pct(r.get('recompute_avoided_rate'))} of the measured input "

@@ -231,7 +231,10 @@ class TraceSource:
         if duration_s is not None:
             keep = int(np.searchsorted(t, duration_s, side="left"))
         else:
-            keep = len(t) if n_requests is None else min(int(n_requests), len(t))
+            if n_requests is not None and n_requests > len(t):
+                raise SpecError(f"the trace holds {len(t):,} requests, got {n_requests:,} (--requests N replays "
+                                "its first N)", field="--requests")
+            keep = len(t) if n_requests is None else int(n_requests)
         keep = max(keep, 1)
         self.rate_rps = float(rate_rps if rate_rps is not None else native)  # type: ignore[arg-type]
         self._order = order[:keep].tolist()

@@ -106,3 +106,29 @@ def test_latency_over_capacity_exit_0_json():
         assert key in d
     assert set(d["systems"]) == {"prfaas", "homogeneous", "naive_heterogeneous"}
     assert d["systems"]["homogeneous"]["unstable_stages"]
+
+
+def test_a_stage_at_capacity_within_round_off_is_unstable():
+    assert lat.Stage(name="x", utilization=0.99999964).stable is False  # latency --load 1.0 called this stable
+    assert lat.Stage(name="x", utilization=1.0).stable is False
+    assert lat.Stage(name="x", utilization=0.9999).stable is True
+
+
+def test_load_one_names_the_binding_stage_of_each_system_at_capacity():
+    sc = load_scenario(None, Catalog.default())
+    r = latency(sc, load=1.0)
+    hom = r["systems"]["homogeneous"]  # the smallest capacity: exactly at it
+    assert hom["load"] == pytest.approx(1.0, rel=1e-12)
+    assert hom["stable"] is False and hom["unstable_stages"] == ["local prefill"]  # bound by pd-prefill
+    assert hom["ttft_mean_s"] is None
+    # the others are below their capacity and keep finite numbers
+    for name in ("prfaas", "naive_heterogeneous"):
+        s = r["systems"][name]
+        assert s["load"] < 0.9 and s["stable"] and math.isfinite(s["ttft_mean_s"])
+
+
+@pytest.mark.parametrize("args", [["--load", "inf"], ["--rate", "inf"], ["--load", "nan"], ["--rate", "-inf"]])
+def test_cli_infinite_rate_or_load_refused(args):
+    res = CliRunner().invoke(app, ["latency", *args])
+    assert res.exit_code == 2
+    assert res.stderr.strip().splitlines() == [res.stderr.strip()] and args[0] in res.stderr

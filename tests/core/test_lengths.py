@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -24,6 +25,7 @@ from prfaas_plan.core.lengths import (
 from prfaas_plan.errors import SpecError
 
 PAPER = TruncatedLogNormal.paper()
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def _lognormal_moment(d: TruncatedLogNormal, a, b, k: int):
@@ -301,3 +303,48 @@ def test_threshold_invariants(dist, u):
     assert np.allclose(p * above + (1 - p) * below, dist.mean, rtol=tol, atol=0)
     assert np.allclose(dist.expect_above(lambda x: x, t), above, rtol=tol, atol=0)
     assert np.allclose(dist.expect_below(lambda x: x, t), below, rtol=tol, atol=0)
+
+
+# ----------------------------------------------------------------------------- routing all or nothing, exactly
+
+# A rule that sends every request (t below the shortest length) or none (t at the longest) to a
+# pool must give p = 1.0 / 0.0 exactly: 1 - p = 9e-16 gave the idle pool a bound of 0 / 9e-16 = 0.
+EDGES = [*ALL, Empirical(values=np.arange(1, 11)), Empirical(values=np.arange(1, 301)),
+         Empirical(values=[1, 2, 3], weights=[0.1, 0.2, 0.7])]
+
+
+@pytest.mark.parametrize("dist", EDGES, ids=lambda d: type(d).__name__)
+def test_tail_prob_is_exact_at_the_ends(dist):
+    lo, hi = dist.lo, dist.hi
+    for t in (lo - 1, lo / 2, 0.0, -5.0):
+        assert dist.tail_prob(t) == 1.0 and 1.0 - dist.tail_prob(t) == 0.0
+    if not isinstance(dist, Fixed | Empirical):  # continuous: P(L > lo) = 1 too
+        assert dist.tail_prob(lo) == 1.0
+    if math.isfinite(hi):
+        for t in (hi, hi + 1, 2 * hi):
+            assert dist.tail_prob(t) == 0.0
+    arr = dist.tail_prob(np.array([lo - 1, hi if math.isfinite(hi) else math.inf]))
+    assert arr.tolist() == [1.0, 0.0]
+    # and the conditional means there are the whole distribution's
+    assert dist.mean_above(lo - 1) == pytest.approx(dist.mean, rel=1e-12)
+
+
+def test_tail_prob_is_exact_on_a_trace_replay():
+    from prfaas_plan.core.trace import replay_prefix_cache
+    from prfaas_plan.io.trace import load_mooncake_trace
+
+    trace = load_mooncake_trace(FIXTURES / "mooncake_300.jsonl")
+    d = replay_prefix_cache(trace, capacity_blocks=None).uncached_distribution()
+    assert d.tail_prob(d.lo - 1) == 1.0  # was 0.9999999999999961
+    assert d.tail_prob(d.hi) == 0.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(st.floats(1.0, 1e6), min_size=1, max_size=60),
+       weights=st.lists(st.floats(0.001, 1000.0), min_size=60, max_size=60),
+       below=st.floats(0.0, 1.0, exclude_max=True), above=st.floats(0.0, 10.0))
+def test_empirical_tail_prob_exact_ends_hypothesis(values, weights, below, above):
+    d = Empirical(values=values, weights=weights[:len(values)])
+    assert d.tail_prob(d.lo * below) == 1.0
+    assert d.tail_prob(d.hi * (1 + above)) == 0.0
+    assert d.tail_prob(d.hi) == 0.0

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prfaas_plan.core.lengths import TruncatedLogNormal, Uniform
+from prfaas_plan.core.lengths import Empirical, TruncatedLogNormal, Uniform
 from prfaas_plan.core.throughput import Binding, Curves, Method, bounds, operating_point, routing
 
 
@@ -98,3 +98,31 @@ def test_doubling_the_link_never_lowers_lambda(link):
     a = bounds(r, link_bytes_per_s=link, **kw).lambda_max
     b = bounds(r, link_bytes_per_s=2 * link, **kw).lambda_max
     assert np.all(b >= a - 1e-12)
+
+
+@pytest.mark.parametrize("method", [Method.PAPER, Method.EXACT])
+def test_routing_everything_offloads_exactly(method):
+    # naive heterogeneous on a trace-like sample: t below the shortest length sends p = 1 exactly,
+    # so PD-P (no instances, no traffic) never binds; before, 1 - p = 4e-15 gave it 0 / 4e-15 = 0
+    L = Empirical(values=np.arange(1, 301))
+    r = routing(L, CURVES, [L.lo - 1], method)
+    assert r.p[0] == 1.0
+    op = operating_point(r, 0, n_prfaas=4, n_p=0, n_d=8, link_bytes_per_s=1e12, decode_rps_per_instance=100.0)
+    # compute bound 4 / E[T(L)] = 4 / (0.1 + 1e-4 x 150.5), linear T: both methods agree
+    assert op.lambda_max_rps == pytest.approx(4 / (0.1 + 1e-4 * 150.5), rel=1e-12)
+    assert op.binding == Binding.PRFAAS_COMPUTE and Binding.PD_PREFILL not in op.tight
+    assert op.theta_pd_p_rps is None and op.l_short_tokens is None  # nothing local: not reported
+
+
+def test_idle_stage_unbounded_and_empty_stage_with_traffic_binds_at_zero():
+    L = Uniform(lo=1000, hi=9000)
+    r = routing(L, CURVES, [9000.0, 5000.0], Method.EXACT)
+    assert r.p.tolist()[0] == 0.0
+    b = bounds(r, n_prfaas=np.array([0]), n_p=np.array([3]), n_d=np.array([2]), link_bytes_per_s=1e8,
+               decode_rps_per_instance=1.0)
+    # t = hi: nothing offloaded, so the PrfaaS pool (even with 0 instances) and the link do not bind
+    assert b.prfaas_compute[0] > 1e299 and b.link[0] > 1e299
+    assert b.lambda_max[0] == pytest.approx(min(3 / (0.2 + 4e-4 * 5000), 2.0))
+    # t = 5000: half offloaded to a pool of 0 instances: its bound is 0, and it is the one named
+    op = operating_point(r, 1, n_prfaas=0, n_p=3, n_d=2, link_bytes_per_s=1e8, decode_rps_per_instance=1.0)
+    assert op.lambda_max_rps == 0.0 and op.binding == Binding.PRFAAS_COMPUTE

@@ -207,7 +207,7 @@ def mooncake():
 def test_mooncake_trace_replays_end_to_end(mooncake):
     out = {}
     for mode, sc in mooncake.items():
-        run = run_systems(sc, load=0.8, seed=0, which=(PRFAAS, HOMOGENEOUS))
+        run = run_systems(sc, load=0.8, which=(PRFAAS, HOMOGENEOUS))
         out[mode] = run.payload
         n = len(sc.workload.trace)
         for s in run.payload["systems"].values():

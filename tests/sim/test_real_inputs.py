@@ -1,0 +1,158 @@
+"""Real inputs through optimize / latency / simulate (issue 8): no crash, no wrong number, one clear line."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from prfaas_plan.cli import app
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+T300 = FIXTURES / "mooncake_300.jsonl"  # the first 300 requests of the Mooncake synthetic trace
+SMALL = FIXTURES / "mooncake_small.jsonl"
+
+runner = CliRunner()
+
+
+def _strict(text: str) -> dict:
+    """JSON with no NaN / Infinity anywhere (json.loads accepts them unless told otherwise)."""
+
+    def refuse(name: str):
+        raise AssertionError(f"{name} in the JSON output")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def _run(*args: str) -> dict:
+    res = runner.invoke(app, [*args, "--format", "json"])
+    assert res.exit_code == 0, res.stderr
+    return _strict(res.stdout)
+
+
+def _one_line_error(args: list[str], code: int = 2) -> str:
+    res = runner.invoke(app, args)
+    assert res.exit_code == code, res.stdout + res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in res.stderr and "Error:" not in lines[0].replace("error:", "")
+    return lines[0]
+
+
+def _rewrite(src: Path, dst: Path, **fields) -> Path:
+    with dst.open("w") as f:
+        for line in src.read_text().splitlines():
+            f.write(json.dumps(json.loads(line) | fields) + "\n")
+    return dst
+
+
+# ---------------------------------------------------------------- naive heterogeneous on a trace
+
+
+def test_300_line_trace_optimize_naive_heterogeneous_is_served():
+    d = _run("optimize", "--trace", str(T300))
+    for m in d["methods"].values():
+        nv = m["baselines"]["naive_heterogeneous"]
+        # all prefill on PrfaaS: p = 1 exactly, so PD-P (no instance, no traffic) does not bind
+        assert nv["lambda_max_rps"] > 1.0 and nv["binding"] != "pd-prefill"
+        assert m["ratios"]["naive_vs_homogeneous"] > 0.5
+
+
+def test_300_line_trace_latency_and_simulate_run():
+    d = _run("latency", "--trace", str(T300), "--rate", "1")
+    naive = d["systems"]["naive_heterogeneous"]
+    assert naive["p_offload"] == 1.0 and naive["stable"] and naive["capacity_rps"] > 1.0
+    assert naive["load"] == pytest.approx(1.0 / naive["capacity_rps"], rel=1e-12)
+    s = _run("simulate", "--trace", str(T300))
+    for name, sys in s["systems"].items():
+        assert sys["requests"] == 300 and sys["completed"] == 270, name
+        assert sys["throughput_rps"] > 0
+
+
+# ---------------------------------------------------------------- 0 output tokens
+
+
+def test_zero_output_trace_counts_one_output_token(tmp_path):
+    zero = _rewrite(SMALL, tmp_path / "zero.jsonl", output_length=0)
+    d = _run("optimize", "--trace", str(zero))
+    assert d["workload"]["output_tokens"] == 1.0
+    # Eq. 5 with L_out = 1: BS_max / (T_decode x 1) = 20 / 0.025 per decode instance
+    assert d["decode"]["rps_per_instance"] == pytest.approx(20 / 0.025)
+    s = _run("simulate", "--trace", str(zero))
+    for sys in s["systems"].values():
+        assert sys["completed"] == 45 and sys["throughput_rps"] > 0
+
+
+# ---------------------------------------------------------------- at capacity, infinite rates
+
+
+def test_simulate_refuses_an_infinite_load_or_rate():
+    assert "--load" in _one_line_error(["simulate", "--load", "inf"])
+    assert "--rate" in _one_line_error(["simulate", "--rate", "inf"])
+
+
+# ---------------------------------------------------------------- measured throughput
+
+
+def test_two_requests_have_a_measured_throughput():
+    d = _run("simulate", "--requests", "2")
+    for name, s in d["systems"].items():
+        # 2 admissions over [first arrival, last admission]: a positive span holding a TTFT
+        assert s["completed"] == 2 and s["throughput_span_s"] > 0, name
+        assert s["throughput_rps"] == pytest.approx(2 / s["throughput_span_s"], rel=1e-12)
+
+
+def test_trace_at_a_huge_rate_measures_the_saturated_throughput():
+    d = _run("simulate", "--trace", str(T300), "--rate", "1e9")
+    for name, s in d["systems"].items():
+        # every request arrives at once: what is measured is the rate the system drains them at
+        assert 0.3 * s["capacity_rps"] < s["throughput_rps"] < 1.5 * s["capacity_rps"], name
+
+
+# ---------------------------------------------------------------- prefix hit rate
+
+
+def test_optimize_and_simulate_report_the_same_prefix_hit_rate():
+    opt = _run("optimize", "--trace", str(T300))["workload"]["prefix_hit_rate"]
+    sim = _run("simulate", "--trace", str(T300))
+    assert 0 < opt < 1
+    assert sim["prefix_hit_rate"] == opt  # the same replay: PD cluster's cache, every request
+    for s in sim["systems"].values():
+        assert s["prefix_hit_rate"] == opt
+        assert 0 <= s["recompute_avoided_rate"] < 1
+    res = runner.invoke(app, ["simulate", "--trace", str(T300)])
+    assert "as optimize counts it" in res.stdout and "not prefilled" in res.stdout
+
+
+# ---------------------------------------------------------------- --requests and --seed with a trace
+
+
+def test_trace_requests_takes_the_first_n_and_refuses_more_than_it_holds():
+    d = _run("simulate", "--trace", str(T300), "--requests", "40")
+    assert all(s["requests"] == 40 and s["completed"] == 36 for s in d["systems"].values())
+    assert "300" in _one_line_error(["simulate", "--trace", str(T300), "--requests", "301"])
+
+
+def test_seed_is_refused_with_a_trace_and_matters_without():
+    assert "--seed" in _one_line_error(["simulate", "--trace", str(T300), "--seed", "3"])
+    assert _run("simulate", "--trace", str(T300))["sim"]["seed"] is None
+    a = _run("simulate", "--requests", "300", "--seed", "1")
+    b = _run("simulate", "--requests", "300", "--seed", "2")
+    assert a["sim"]["seed"] == 1 and a["ttft_mean_s"] != b["ttft_mean_s"]
+
+
+# ---------------------------------------------------------------- threshold range vs the workload
+
+
+def test_trace_shorter_than_the_bundled_threshold_range_is_searched(tmp_path):
+    short = tmp_path / "short.jsonl"
+    short.write_text("".join(json.dumps({"timestamp": 500 * i, "input_length": 40 + i, "output_length": 10,
+                                         "hash_ids": [1000 + i]}) + "\n" for i in range(40)))
+    # the bundled scenario's 128..128K was written for its own workload; --trace replaced it
+    d = _run("optimize", "--trace", str(short))
+    assert 40 <= d["best"]["threshold_tokens"] < 79 and math.isfinite(d["best"]["lambda_max_rps"])
+    # a range the user sets is used as given, and the error names the option
+    line = _one_line_error(["optimize", "--trace", str(short), "--set", "search.threshold.min=128"])
+    assert "--set search.threshold.min" in line and "40..79" in line
