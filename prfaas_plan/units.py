@@ -7,12 +7,35 @@ Decisions, stated once (see ../shared/docs/PAPER.md and STYLE.md section 6.3):
 - bandwidths are per direction (vendors quote NVLink bidirectional totals, halved on input);
 - FLOPS are dense (no 2:4 sparsity), TFLOPS decimal (1e12);
 - token lengths: "1K" = 1024 tokens (the paper's K).
+
+One parser reads every quantity a person writes (``parse_bandwidth``, ``parse_duration``,
+``parse_length``, ``parse_count``; ``split_quantity`` for the number and the unit text):
+
+- numbers: ``100``, ``12.5``, ``.5``, ``1e5``, ``1.5e4``; ``inf`` and ``nan`` are refused.
+- bandwidth, case-SENSITIVE because ``b`` is a bit and ``B`` a byte (IEEE 1541):
+  bits ``bps``, ``b/s``, ``bit/s``, ``bits/s``; bytes ``Bps``, ``B/s``, ``Byte/s``, ``Bytes/s``,
+  ``byte/s``, ``bytes/s``; each with a prefix ``k``/``K`` (1e3), ``M``, ``G``, ``T`` (decimal) or
+  ``Ki``, ``Mi``, ``Gi``, ``Ti`` (binary): ``100Gbps`` = ``100Gb/s`` = ``100Gbit/s`` = 12.5e9 B/s,
+  ``100GB/s`` = ``100GBps`` = ``100GByte/s`` = 1e11 B/s, ``1GiB/s`` = 2**30 B/s.
+  The all-lowercase ``kbps``, ``mbps``, ``gbps``, ``tbps`` are bits (that spelling is common and
+  always means bits). Anything else whose case is off (``GBPS``, ``gBps``, ``gb/s``, ``mB/s``) is
+  refused with the two readings spelled out. A bare number is Gbps.
+- durations: ``s``, ``ms``, ``us``/``µs``, ``ns``, ``min``, ``h`` (case-sensitive: ``Ms`` is
+  refused); a bare number is seconds.
+- token lengths: ``1024``, ``8K``/``8k`` (K = 1024), ``1M`` (1024**2), ``1e5``. A length must
+  come out a whole number of tokens, or it is refused, never rounded: ``100.5`` is refused, and so
+  is ``19.4K`` (19,865.6 tokens; the paper's "19.4K" threshold means 19,400, write that).
+- parameter counts: ``63e9``, ``63B``, ``1T``, ``500M`` (decimal, as model cards write them; the
+  suffix is case-insensitive, there is no bit/byte to confuse).
+
+Errors are ``UnitError`` (a ``ValueError``) with one line that shows the text once.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from decimal import Decimal
 
 KIB = 1024
 MIB = 1024**2
@@ -24,13 +47,26 @@ GBPS = 1e9 / BITS_PER_BYTE  # bytes/s in one Gbps
 TFLOPS = 1e12
 MS = 1e-3
 US = 1e-6
+NS = 1e-9
 HOUR = 3600.0
 K_TOKENS = 1024  # the paper's "1K"
 MILLION = 1e6
 
 
+class UnitError(ValueError):
+    """A quantity that cannot be read; the message shows the text once."""
+
+
+def _decimal(x: float, scale: int, divide: int = 1) -> float:
+    """x * 10**scale / divide with the decimal digits people wrote: 2.039 TB/s -> 2039e9 B/s exactly
+    (2.039 * 1e12 in binary floating point is 2039000000000.0002)."""
+    if not isinstance(x, int | float) or not math.isfinite(x):
+        return x * 10.0**scale / divide  # arrays, inf: plain arithmetic
+    return float(Decimal(repr(float(x))).scaleb(scale) / divide)
+
+
 def gbps_to_bytes_per_s(gbps: float) -> float:
-    return gbps * GBPS
+    return _decimal(gbps, 9, BITS_PER_BYTE)
 
 
 def bytes_per_s_to_gbps(bytes_per_s):
@@ -50,20 +86,20 @@ def bytes_to_gib(n):
 
 
 def gb_to_bytes(gb: float) -> float:
-    return gb * GB
+    return _decimal(gb, 9)
 
 
 def tbps_to_bytes_per_s(tb_per_s: float) -> float:
     """Memory bandwidth in TB/s (decimal bytes) to bytes/s."""
-    return tb_per_s * TB
+    return _decimal(tb_per_s, 12)
 
 
 def gbytes_per_s_to_bytes_per_s(gbytes_per_s: float) -> float:
-    return gbytes_per_s * GB
+    return _decimal(gbytes_per_s, 9)
 
 
 def tflops_to_flops(tflops: float) -> float:
-    return tflops * TFLOPS
+    return _decimal(tflops, 12)
 
 
 def ms_to_s(ms):
@@ -78,75 +114,246 @@ def tokens_to_k(tokens):
     return tokens / K_TOKENS
 
 
-_LENGTH_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmM]?)\s*$")
+# ---------------------------------------------------------------------------------------------
+# The parser
+
+_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+_QUANTITY_RE = re.compile(rf"^\s*({_NUMBER})\s*([A-Za-zµμ/][^\s]*)?\s*$")
+_NON_FINITE_RE = re.compile(r"^\s*[-+]?(inf|infinity|nan)\b", re.IGNORECASE)
+
+_DECIMAL_PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
+_BINARY_PREFIX = {"Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
+_BIT_BASES = ("bps", "b/s", "bit/s", "bits/s")
+_BYTE_BASES = ("Bps", "B/s", "Byte/s", "Bytes/s", "byte/s", "bytes/s")
 
 
-def parse_length(text: str) -> int:
-    """Parse a token length: "1024", "1K" (1024), "128K" (131072), "1M" (1024*1024), "19.4K".
+def _bandwidth_table() -> dict[str, tuple[float, str]]:
+    """Every accepted spelling -> (bytes/s per unit, the canonical spelling)."""
+    table: dict[str, tuple[float, str]] = {}
+    for prefix, scale in (_DECIMAL_PREFIX | _BINARY_PREFIX).items():
+        canon = prefix.upper() if prefix == "k" else prefix
+        for base in _BIT_BASES:
+            table[prefix + base] = (scale / BITS_PER_BYTE, f"{canon}bps")
+        for base in _BYTE_BASES:
+            table[prefix + base] = (scale, f"{canon}B/s")
+    for prefix in "mgt":  # kbps/mbps/gbps/tbps: bits in every usage
+        table[f"{prefix}bps"] = (_DECIMAL_PREFIX[prefix.upper()] / BITS_PER_BYTE, f"{prefix.upper()}bps")
+    return table
 
-    Raises ValueError for anything that is not a positive whole number of tokens.
+
+BANDWIDTH_UNITS = _bandwidth_table()
+DURATION_UNITS = {"s": 1.0, "ms": MS, "us": US, "µs": US, "μs": US, "ns": NS, "min": 60.0, "h": HOUR}
+LENGTH_UNITS = {"": 1, "k": K_TOKENS, "K": K_TOKENS, "M": K_TOKENS * K_TOKENS}
+_COUNT_SCALE = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
+
+
+def _shown(text: object) -> str:
+    return repr(text.strip()) if isinstance(text, str) else repr(text)
+
+
+def split_quantity(text: str | float | int) -> tuple[float, str]:
+    """``"100 Gbps"`` -> ``(100.0, "Gbps")``; a finite number and the unit text as written."""
+    if isinstance(text, bool) or not isinstance(text, str | int | float):
+        raise UnitError(f"{_shown(text)} is not a number")
+    if isinstance(text, int | float):
+        value, unit = float(text), ""
+    else:
+        m = _QUANTITY_RE.match(text)
+        if not m:
+            if _NON_FINITE_RE.match(text):
+                raise UnitError(f"{_shown(text)} is not a finite number")
+            raise UnitError(f"{_shown(text)} is not a number with an optional unit (examples: 100Gbps, 25ms, 8K)")
+        value, unit = float(m.group(1)), m.group(2) or ""
+    if not math.isfinite(value):
+        raise UnitError(f"{_shown(text)} is not a finite number")
+    return value, unit
+
+
+def _unit_error(text: object, unit: str, table: dict, what: str, examples: str) -> UnitError:
+    """Unknown unit: name the readings that differ from it only in case, else list some units."""
+    canons = list(dict.fromkeys(v[1] if isinstance(v, tuple) else s for s, v in table.items()
+                                if s and s.lower() == unit.lower()))
+    if canons:
+        def label(c: str) -> str:
+            return f"{c} (bits)" if c.endswith("bps") and what == "bandwidth" else (
+                f"{c} (bytes)" if what == "bandwidth" else c)
+        hint = " or ".join(label(c) for c in canons)
+        kind = "ambiguous" if len(canons) > 1 else "unknown"
+        return UnitError(f"{_shown(text)}: {kind} {what} unit {unit!r}; did you mean {hint}?")
+    return UnitError(f"{_shown(text)}: unknown {what} unit {unit!r} (use {examples})")
+
+
+def _scaled(text: object, table: dict, what: str, examples: str, default: str) -> float:
+    value, unit = split_quantity(text)  # type: ignore[arg-type]
+    entry = table.get(unit or default)
+    if entry is None:
+        raise _unit_error(text, unit, table, what, examples)
+    scale = entry[0] if isinstance(entry, tuple) else entry
+    return value * scale
+
+
+def bandwidth_scale(unit: str) -> float | None:
+    """bytes/s per ``unit`` (``None`` if it is not a bandwidth unit)."""
+    entry = BANDWIDTH_UNITS.get(unit)
+    return None if entry is None else entry[0]
+
+
+def parse_bandwidth(text: str | float) -> float:
+    """ "100Gbps", "12.5GB/s" or a bare number of Gbps -> bytes/s (> 0)."""
+    out = _scaled(text, BANDWIDTH_UNITS, "bandwidth", "Gbps, Gb/s, Gbit/s for bits; GB/s, GBps, GiB/s for bytes",
+                  "Gbps")
+    if not out > 0:
+        raise UnitError(f"{_shown(text)} is not a positive bandwidth")
+    return out
+
+
+def parse_duration(text: str | float) -> float:
+    """ "25ms", "1.5s", "1min" or a bare number of seconds -> seconds (>= 0)."""
+    out = _scaled(text, DURATION_UNITS, "time", "s, ms, us, ns, min, h", "s")
+    if out < 0:
+        raise UnitError(f"{_shown(text)} is a negative time")
+    return out
+
+
+def parse_length(text: str | float | int) -> int:
+    """A token length: "1024", "1K" (1024), "128K" (131072), "1M" (1024*1024), "1e5", "1.5K" (1536).
+
+    Raises ``UnitError`` for anything that is not a positive whole number of tokens.
     """
-    m = _LENGTH_RE.match(str(text))
-    if not m:
-        raise ValueError(f"{text!r} is not a token length (examples: 1024, 8K, 128K)")
-    value = float(m.group(1))
-    scale = {"": 1, "k": K_TOKENS, "m": K_TOKENS * K_TOKENS}[m.group(2).lower()]
-    tokens = value * scale
-    if tokens < 1 or not math.isfinite(tokens):
-        raise ValueError(f"{text!r} is not a positive token length")
-    return round(tokens)
+    tokens = _scaled(text, LENGTH_UNITS, "token length", "1024, 8K, 128K, 1M; K = 1024 tokens", "")
+    if tokens < 1:
+        raise UnitError(f"{_shown(text)} is not a positive token length")
+    whole = round(tokens)
+    if abs(tokens - whole) > 1e-9 * max(1.0, tokens):
+        _, unit = split_quantity(text)  # type: ignore[arg-type]
+        hint = f" (K = {K_TOKENS}, not 1000)" if unit else ""
+        raise UnitError(f"{_shown(text)} is {tokens:,.6g} tokens{hint}, not a whole number: write "
+                        f"{math.floor(tokens)} or {math.ceil(tokens)}")
+    return whole
 
 
 def parse_lengths(text: str) -> list[int]:
     """Parse a comma-separated list of lengths, e.g. "1K,8K,32K,128K"."""
     parts = [p for p in str(text).split(",") if p.strip()]
     if not parts:
-        raise ValueError(f"{text!r} holds no token length")
+        raise UnitError(f"{_shown(text)} holds no token length")
     return [parse_length(p) for p in parts]
 
 
-_QUANTITY_RE = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*([A-Za-z/]*)\s*$")
-
-_BANDWIDTH_UNITS = {
-    "bps": 1 / BITS_PER_BYTE,
-    "kbps": 1e3 / BITS_PER_BYTE,
-    "mbps": 1e6 / BITS_PER_BYTE,
-    "gbps": GBPS,
-    "tbps": 1e12 / BITS_PER_BYTE,
-    "b/s": 1.0,
-    "gb/s": GB,
-    "tb/s": TB,
-}
-
-_TIME_UNITS = {"s": 1.0, "ms": MS, "us": US, "min": 60.0, "h": HOUR}
+def parse_count(text: str | float | int) -> float:
+    """A parameter count: 63e9, "63B", "1T", "1.0e12" (decimal suffixes K, M, B, T, any case) -> >= 0."""
+    value, unit = split_quantity(text)
+    scale = _COUNT_SCALE.get(unit.lower())
+    if scale is None:
+        raise UnitError(f"{_shown(text)} is not a parameter count (examples: 63e9, 63B, 1T)")
+    if value < 0:
+        raise UnitError(f"{_shown(text)} is a negative parameter count")
+    return value * scale
 
 
-def parse_quantity(text: str | float | int, units: dict[str, float], default_unit: str) -> float:
-    """A number with an optional unit suffix, converted to SI by the table ``units``."""
-    if isinstance(text, int | float) and not isinstance(text, bool):
-        return float(text) * units[default_unit]
-    m = _QUANTITY_RE.match(str(text))
-    if not m:
-        raise ValueError(f"{text!r} is not a number with a unit")
-    unit = (m.group(2) or default_unit).lower()
-    if unit not in units:
-        raise ValueError(f"{text!r}: unknown unit {m.group(2)!r} (use one of {', '.join(units)})")
-    return float(m.group(1)) * units[unit]
+def unit_kind(unit: str) -> str | None:
+    """Which quantity a unit text belongs to: "bandwidth", "duration", "length" or None."""
+    if unit in BANDWIDTH_UNITS:
+        return "bandwidth"
+    if unit in DURATION_UNITS:
+        return "duration"
+    if unit in LENGTH_UNITS and unit:
+        return "length"
+    return None
 
 
-def parse_bandwidth(text: str | float) -> float:
-    """ "100Gbps", "12.5GB/s" or a bare number of Gbps -> bytes/s."""
-    return parse_quantity(text, _BANDWIDTH_UNITS, "gbps")
+def unit_scale(unit: str) -> float:
+    """SI value of one ``unit`` (bytes/s, seconds or tokens)."""
+    kind = unit_kind(unit)
+    if kind == "bandwidth":
+        return BANDWIDTH_UNITS[unit][0]
+    if kind == "duration":
+        return DURATION_UNITS[unit]
+    if kind == "length":
+        return float(LENGTH_UNITS[unit])
+    raise UnitError(f"unknown unit {unit!r}")
 
 
-def parse_duration(text: str | float) -> float:
-    """ "25ms", "1.5s" or a bare number of seconds -> seconds."""
-    return parse_quantity(text, _TIME_UNITS, "s")
+def _plain(v: float, digits: int) -> str:
+    """``v`` to ``digits`` significant digits, without an exponent where one is not needed."""
+    text = f"{v:.{digits}g}"
+    if "e" in text and 1e-4 <= abs(v) < 1e15:
+        text = f"{Decimal(text):f}"
+    return text
+
+
+def parse_range(text: str, *, max_points: int, log: bool = False) -> tuple[list[str], list[float]]:
+    """``a..b:n[:log|lin]`` -> (texts with the unit, numbers in the unit of ``a``).
+
+    Both ends go through the parser above: a unit on one end applies to both; two different units
+    of one kind are converted to the first (``500Mbps..10Gbps`` steps in Mbps). Each text is the
+    shortest (>= 4 significant digits) that keeps the ends exact and the steps distinct, and its
+    number is the one returned, so what is shown is what runs. Token lengths with K/M step in whole
+    tokens.
+    """
+    ends, dots, rest = str(text).partition("..")
+    parts = rest.split(":")
+    if not dots or len(parts) not in (2, 3):
+        raise UnitError(f"{_shown(text)} is not a range a..b:n (e.g. 1Gbps..100Gbps:20, 1K..128K:8:log)")
+    a, unit_a = split_quantity(ends)
+    b, unit_b = split_quantity(parts[0])
+    step = parts[2].strip() if len(parts) == 3 else "lin"
+    if step not in ("log", "lin"):
+        raise UnitError(f"{_shown(text)}: steps are 'log' or 'lin', not {step!r}")
+    try:
+        count = int(parts[1].strip())
+    except ValueError:
+        raise UnitError(f"{_shown(text)}: the number of points {parts[1].strip()!r} is not a whole number") from None
+    if not 2 <= count <= max_points:
+        raise UnitError(f"{_shown(text)}: a range takes 2 to {max_points:,} points, not {count:,}")
+    unit = unit_a or unit_b
+    if unit_a and unit_b and unit_a != unit_b:
+        if unit_kind(unit_a) is None or unit_kind(unit_a) != unit_kind(unit_b):
+            raise UnitError(f"{_shown(text)}: the ends have different units {unit_a!r} and {unit_b!r}")
+        b = b * unit_scale(unit_b) / unit_scale(unit_a)
+    if a == b:
+        raise UnitError(f"{_shown(text)}: the two ends are equal")
+    import numpy as np
+
+    if log or step == "log":
+        if a <= 0 or b <= 0:
+            raise UnitError(f"{_shown(text)}: log steps need two positive ends")
+        raw = np.geomspace(a, b, count)
+    else:
+        raw = np.linspace(a, b, count)
+    raw[0], raw[-1] = a, b
+    if unit_kind(unit) == "length":
+        scale = LENGTH_UNITS[unit]
+        tokens = [round(float(v) * scale) for v in raw]
+        if len(set(tokens)) < count or min(tokens) < 1:
+            raise UnitError(f"{_shown(text)}: {count:,} points are closer than one token or below 1")
+        return [format_tokens(n) for n in tokens], [n / scale for n in tokens]
+    for digits in range(4, 18):
+        numbers = [_plain(float(v), digits) for v in raw]
+        if len(set(numbers)) == count and float(numbers[0]) == a and float(numbers[-1]) == b:
+            break
+    return [f"{n}{unit}" for n in numbers], [float(n) for n in numbers]
+
+
+# ---------------------------------------------------------------------------------------------
+# Formatting for people (render.py formats tables; these are the unit-aware pieces)
 
 
 def format_length(tokens: float) -> str:
-    """Tokens as the paper writes them: 1024 -> "1K", 45046 -> "44.0K"."""
+    """Tokens as the paper writes them: 1024 -> "1K", 45046 -> "44.0K"; below 1K the plain count."""
+    if not math.isfinite(tokens) or abs(tokens) >= 1e15:
+        return f"{tokens:.4g}"
     k = tokens / K_TOKENS
     if abs(k - round(k)) < 1e-9 and k >= 1:
         return f"{round(k)}K"
-    return f"{k:.1f}K" if tokens >= K_TOKENS else f"{tokens:.0f}"
+    return f"{k:.1f}K" if tokens >= K_TOKENS else f"{tokens:.0f}"  # no "1,000": lists split on commas
+
+
+def format_tokens(tokens: int) -> str:
+    """A whole number of tokens as ``parse_length`` reads it back exactly: 32768 -> "32K", 1000 -> "1000"."""
+    return f"{tokens // K_TOKENS}K" if tokens >= K_TOKENS and tokens % K_TOKENS == 0 else str(int(tokens))
+
+
+def format_bandwidth(bytes_per_s: float, digits: int = 12) -> str:
+    """bytes/s -> "12.5Gbps" (``digits`` significant digits); ``parse_bandwidth`` reads it back."""
+    return f"{bytes_per_s_to_gbps(bytes_per_s):.{digits}g}Gbps"

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from prfaas_plan import units
-from prfaas_plan.api import instance
+from prfaas_plan.api import instance, require_context
 from prfaas_plan.core import calibrate as cal
 from prfaas_plan.core import decode, prefill
 from prfaas_plan.errors import SpecError
@@ -48,8 +48,10 @@ def _efficiency(e: Efficiency) -> dict[str, Any]:
 
 def perf(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int], batches: Sequence[int],
          context: int, tpot_s: float, output_tokens: int, catalog: Catalog,
-         memory_fraction: float = decode.DEFAULT_MEMORY_FRACTION) -> dict[str, Any]:
-    """Analytic prefill per length, decode step per batch at one context, and BS_max for a TPOT SLO."""
+         memory_fraction: float = decode.DEFAULT_MEMORY_FRACTION, allow_beyond_context: bool = False) -> dict[str, Any]:
+    """Analytic prefill per length, decode step per batch at one context, and BS_max for a TPOT SLO.
+
+    Lengths and a context past the model's max_position_embeddings are refused unless allowed."""
     if any(b < 1 for b in batches):
         raise SpecError(f"batches must be positive, got {list(batches)}", field="--batches")
     if not tpot_s > 0:
@@ -57,6 +59,8 @@ def perf(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int], ba
     if not 0 < memory_fraction <= 1:
         raise SpecError(f"must be in (0, 1], got {memory_fraction:g}", field="--memory-fraction")
     m = load_model(model_ref, catalog)
+    require_context(m, lengths, "--lengths", allow=allow_beyond_context)
+    require_context(m, [context], "--context", allow=allow_beyond_context)
     inst = instance(hardware, gpus, catalog)
     pre = prefill.prefill_time(m, inst, np.asarray(lengths, dtype=np.float64))
     step = decode.decode_step(m, inst, np.asarray(batches, dtype=np.float64), context)

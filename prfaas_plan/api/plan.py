@@ -50,7 +50,7 @@ def decode_rate(sc: ScenarioSpec, instance: InstanceSpec) -> tuple[float, dict[s
     cap = decode_capacity(sc.model, instance, tpot_s=tpot, context=context, output_tokens=sc.workload.output_tokens,
                           memory_fraction=sc.decode.memory_fraction)
     if cap.bs_max < 1:
-        why = {"weights": f"the weights ({units.bytes_to_gib(sc.model.params_total * sc.model.weight_dtype.bytes):,.0f}"
+        why = {"weights": f"the weights ({units.bytes_to_gib(sc.model.weights_bytes_total):,.0f}"
                           f" GiB) do not fit in {sc.decode.memory_fraction:g} of the instance's HBM",
                "overhead": f"even batch 1 takes {units.s_to_ms(cap.step_s):.1f} ms per step"}[cap.binding]
         raise InfeasibleError(

@@ -53,6 +53,8 @@ def perf(
         "--tpot", help="Decode SLO per output token, with a unit (25ms or 0.025s; 25ms = 40 tokens/s)")] = "25ms",
     output_len: Annotated[str, typer.Option("--output-len", help="Output tokens per request (req/s)")] = "1K",
     memory_fraction: Annotated[float, typer.Option("--memory-fraction", help="HBM share for weights + KV")] = 0.9,
+    allow_beyond_context: Annotated[bool, typer.Option(
+        "--allow-beyond-context", help="Extrapolate past the model's max_position_embeddings")] = False,
     fmt: FormatOpt = Format.table,
     catalog: CatalogOpt = None,
 ) -> None:
@@ -69,7 +71,8 @@ def perf(
         model, hardware=hardware, gpus=gpus, catalog=catalog_from(catalog),
         lengths=_parse(units.parse_lengths, lengths, "--lengths"), batches=_parse(_batches, batches, "--batches"),
         context=_parse(units.parse_length, context, "--context"), tpot_s=_parse(_duration, tpot, "--tpot"),
-        output_tokens=_parse(units.parse_length, output_len, "--output-len"), memory_fraction=memory_fraction)
+        output_tokens=_parse(units.parse_length, output_len, "--output-len"), memory_fraction=memory_fraction,
+        allow_beyond_context=allow_beyond_context)
     views_perf.emit_perf(fmt, result)
 
 

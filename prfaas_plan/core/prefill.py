@@ -327,7 +327,7 @@ def prefill_work(model: ModelSpec, lengths: ArrayLike, cached_prefix: ArrayLike 
     f = kv.footprint(model)
     written = np.asarray(f.transfer_bytes(length + p, p), dtype=np.float64)
     prefix_read = f.kv_bytes_per_token * p
-    weights = np.asarray(weights_touched(model, length), dtype=np.float64) * model.weight_dtype.bytes
+    weights = np.asarray(model.weight_bytes(weights_touched(model, length)), dtype=np.float64)  # scales included
     return PrefillWork(gemm_flops=gemm, attention_flops=attn, memory_bytes=weights + written + prefix_read,
                        activation_bytes=activation_bytes(model, length),
                        comm_bytes=collective_bytes(model, length, gpus), weight_dtype=model.weight_dtype)

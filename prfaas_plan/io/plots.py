@@ -31,6 +31,9 @@ def _save(fig: Any, path: Path) -> None:
         raise SpecError(f"cannot write the figure: {exc}", field=f"--plot {path}") from None
 
 
+_BELOW = {"fontsize": 8, "loc": "upper center", "bbox_to_anchor": (0.5, -0.2), "ncol": 2, "frameon": False}
+
+
 def figure5(result: Any, path: Path) -> None:
     """(a) Lambda vs N_p (N_d = total - N_p) at the best t; (b) the two prefill bounds vs t."""
     from prfaas_plan.core.throughput import Method, bounds, routing
@@ -57,7 +60,7 @@ def figure5(result: Any, path: Path) -> None:
     ax1.set_xlabel(f"N_p (N_d = {sc.local.instances} - N_p)")
     ax1.set_ylabel("arrival rate bound (req/s)")
     ax1.set_title(f"(a) t = {units.tokens_to_k(best['threshold_tokens']):.1f}K")
-    ax1.legend(fontsize=8)
+    ax1.legend(**_BELOW)
 
     r = s.routing
     bt = bounds(r, n_prfaas=best["n_prfaas"], n_p=best["n_p"], n_d=best["n_d"], **kw)
@@ -68,22 +71,41 @@ def figure5(result: Any, path: Path) -> None:
     ax2.plot(x[ok], bt.pd_prefill[ok], label="PD-P bound Theta_pd-p / (1 - p)")
     ax2.axhline(float(np.atleast_1d(bt.decode)[0]), color="grey", ls="--", label="decode bound")
     tk = best["threshold_tokens"] / units.K_TOKENS
-    ax2.plot([tk], [best["lambda_max_rps"]], "ko")
-    ax2.annotate(f"t* = {tk:.1f}K\nLambda = {best['lambda_max_rps']:.2f}", (tk, best["lambda_max_rps"]),
-                 textcoords="offset points", xytext=(10, 10))
+    # the optimum goes in the legend, and the legends go under the axes: inside, the curves of
+    # some scenario always run through a label
+    ax2.plot([tk], [best["lambda_max_rps"]], "ko", label=f"t* = {tk:.1f}K, Lambda_max = {best['lambda_max_rps']:.2f}")
     top = float(np.nanmax(np.where(ok, np.minimum(prfaas, bt.pd_prefill), np.nan))) * 3
     ax2.set_ylim(0, max(top, best["lambda_max_rps"] * 2))
     ax2.set_xscale("log")
     ax2.set_xlabel("threshold t (K = 1024 tokens)")
     ax2.set_ylabel("req/s")
     ax2.set_title(f"(b) N_prfaas {best['n_prfaas']}, N_p {best['n_p']}, N_d {best['n_d']}")
-    ax2.legend(fontsize=8)
+    ax2.legend(**_BELOW)
     fig.suptitle(f"{sc.name}: {sc.model.name} (method {m})")
     _save(fig, path)
     plt.close(fig)
 
 
+# units of a bare number in --set (io/scenario.py reads it so); other keys print without one
+_BARE_UNITS = {"link.bandwidth": "Gbps", "link.rtt": "s", "slo.ttft": "s", "decode.t_decode": "s",
+               "control.window": "s", "control.period": "s", "slo.decode_tokens_per_s": "tokens/s",
+               "workload.rate_rps": "req/s", "workload.output_tokens": "tokens"}
+_UNIT_NAMES = {"K": "K tokens, K = 1024", "k": "K tokens, K = 1024", "M": "M tokens, M = 1024^2"}
+
+
+def sweep_axis_label(result: dict[str, Any]) -> str:
+    """The swept key with the unit its numbers are in: "link.bandwidth (Gbps)"."""
+    key = result["key"]
+    texts = [r["value_text"] for r in result["rows"]]
+    unit = units.split_quantity(texts[0])[1] if texts else ""
+    if not unit:
+        unit = _BARE_UNITS.get(key, "tokens" if key.startswith(("workload.input.", "search.threshold.")) else "")
+    unit = _UNIT_NAMES.get(unit, unit)
+    return f"{key} ({unit})" if unit else key
+
+
 def sweep_figure(result: dict[str, Any], path: Path) -> None:
+    """(a) Lambda_max of PrfaaS-PD and homogeneous PD, link-bound points marked; (b) the threshold t."""
     plt = _pyplot()
     rows = [r for r in result["rows"] if r["feasible"]]
     if not rows:
@@ -93,17 +115,25 @@ def sweep_figure(result: dict[str, Any], path: Path) -> None:
     ax1.plot(x, [r["lambda_max_rps"] for r in rows], "o-", label="PrfaaS-PD Lambda_max")
     if rows[0]["homogeneous_lambda_max_rps"] is not None:
         ax1.plot(x, [r["homogeneous_lambda_max_rps"] for r in rows], "s--", label="homogeneous PD")
-    ax1.set_ylabel("req/s")
-    ax2.plot(x, [r["threshold_tokens"] / units.K_TOKENS for r in rows], "o-", color="C2")
-    ax2.set_ylabel("threshold t (K tokens)")
+    link = [r for r in rows if r["binding"] == "link"]
+    if link:
+        ax1.plot([r["value"] for r in link], [r["lambda_max_rps"] for r in link], "o", ms=11, mfc="none",
+                 mec="red", mew=1.5, label="the link binds (bound by: link)")
+    ax1.set_ylabel("Lambda_max (req/s)")
+    ax1.set_title("(a) maximum arrival rate")
+    ax1.set_ylim(bottom=0)
+    ax2.plot(x, [r["threshold_tokens"] / units.K_TOKENS for r in rows], "o-", color="C2", label="PrfaaS-PD t*")
+    ax2.set_ylabel("threshold t (K = 1024 tokens)")
+    ax2.set_title("(b) best threshold: requests longer than t go to PrfaaS")
+    ax2.set_ylim(bottom=0)
+    label = sweep_axis_label(result)
     for ax in (ax1, ax2):
-        ax.set_xlabel(result["key"])
+        ax.set_xlabel(label)
+        ax.grid(True, alpha=0.3)
         if result["scale"] == "log":
             ax.set_xscale("log")
-    for r in rows:
-        if r["binding"] == "link":
-            ax1.axvspan(r["value"], r["value"], color="red", alpha=0.3)
-    ax1.legend(fontsize=8)
-    fig.suptitle(f"sweep of {result['key']}")
+    ax1.legend(**_BELOW)
+    fig.suptitle(f"sweep of {result['key']} ({result['scale']} steps)")
+    fig.tight_layout()
     _save(fig, path)
     plt.close(fig)

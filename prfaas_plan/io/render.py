@@ -11,19 +11,28 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 
-def _clean(value: Any) -> Any:
+def _clean(value: Any, where: str = "") -> Any:
     """JSON-safe: numpy scalars to Python, no NaN/inf (they would mean a bug upstream)."""
     if isinstance(value, dict):
-        return {str(k): _clean(v) for k, v in value.items()}
+        return {str(k): _clean(v, f"{where}.{k}" if where else str(k)) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
+        return [_clean(v, f"{where}[{i}]") for i, v in enumerate(value)]
     if hasattr(value, "item") and callable(value.item) and getattr(value, "ndim", 1) == 0:
         value = value.item()
     if hasattr(value, "tolist"):
-        return _clean(value.tolist())
+        return _clean(value.tolist(), where)
     if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"refusing to print a non-finite number ({value})")
+        raise RuntimeError(f"internal error: {where or 'a result'} is {value}, refusing to print it")
     return value
+
+
+def _csv_cell(value: Any, where: str) -> Any:
+    """12 significant digits: a CSV cell never shows binary round-off (2039000000000.0002)."""
+    value = _clean(value, where)
+    if not isinstance(value, float):
+        return value
+    value = float(f"{value:.12g}")
+    return f"{value:.12g}" if abs(value) >= BIG else repr(value)
 
 
 def to_json(payload: dict[str, Any]) -> str:
@@ -38,7 +47,7 @@ def to_csv(rows: Sequence[dict[str, Any]]) -> str:
     writer = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: _clean(v) for k, v in row.items()})
+        writer.writerow({k: _csv_cell(v, str(k)) for k, v in row.items()})
     return buf.getvalue()
 
 
@@ -99,10 +108,19 @@ def table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[Any
     return Table(title, columns, rows, caption=caption, justify_first_left=justify_first_left)
 
 
-def num(x: float | None, digits: int = 2) -> str:
+WIDTH = 120  # columns a table should fit
+BIG = 1e15  # from here on a number prints in scientific form, not as a 16+ digit integer
+
+
+def num(x: float | None, digits: int = 2, *, sep: bool = True) -> str:
+    """Fixed point with ``digits`` decimals (and thousands separators), scientific from 1e15 on."""
     if x is None:
         return "-"
-    return f"{x:,.{digits}f}"
+    if not math.isfinite(x):
+        return "unbounded" if x > 0 else ("-unbounded" if x < 0 else "n/a")
+    if abs(x) >= BIG:
+        return f"{x:.4g}"
+    return f"{x:,.{digits}f}" if sep else f"{x:.{digits}f}"
 
 
 def count(x: float | None) -> str:
@@ -110,5 +128,5 @@ def count(x: float | None) -> str:
         return "-"
     for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M")):
         if abs(x) >= scale:
-            return f"{x / scale:.3g}{suffix}"
+            return f"{x / scale:.3g}{suffix}" if abs(x) < BIG else f"{x:.3g}"
     return f"{x:,.0f}"

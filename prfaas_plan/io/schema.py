@@ -7,7 +7,6 @@ happens here, once, through ``prfaas_plan.units``.
 from __future__ import annotations
 
 import itertools
-import re
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -40,30 +39,13 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
-_COUNT_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMBT]?)\s*$", re.IGNORECASE)
-_COUNT_SCALE = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
-
-
 def _parse_count(v: object) -> float:
-    """Parameter counts: 63e9, "63B", "1T" (decimal, as model cards write them)."""
-    if isinstance(v, int | float) and not isinstance(v, bool):
-        return float(v)
-    try:  # YAML reads "1.0e12" (no exponent sign) as a string
-        return float(str(v))
-    except ValueError:
-        pass
-    m = _COUNT_RE.match(str(v))
-    if not m:
-        raise ValueError(f"{v!r} is not a parameter count (examples: 63e9, 63B, 1T)")
-    return float(m.group(1)) * _COUNT_SCALE[m.group(2).lower()]
+    """Parameter counts: 63e9, "63B", "1T" (decimal, as model cards write them); see units.parse_count."""
+    return units.parse_count(v)  # type: ignore[arg-type]
 
 
 def _parse_tokens(v: object) -> int:
-    if isinstance(v, int) and not isinstance(v, bool):
-        if v < 1:
-            raise ValueError(f"{v} is not a positive token length")
-        return v
-    return units.parse_length(str(v))
+    return units.parse_length(v)  # type: ignore[arg-type]
 
 
 class GqaLayers(Strict):

@@ -55,6 +55,12 @@ def emit_model(fmt: str, r: dict[str, Any]) -> None:
         out.append(table("S_kv(l) per request (MiB = 2^20 B; 1K = 1024 tokens)",
                          ["length", "S_kv MiB"],
                          [[units.format_length(s["length_tokens"]), _mib(s["kv_bytes"])] for s in r["s_kv"]]))
+        wf, ctx = r.get("weight_format"), r.get("max_position_embeddings")
+        out.append(textwrap.fill(f"Weights: {units.bytes_to_gib(r['weights_bytes']):,.1f} GiB, "
+                   + (f"{wf['name']} ({wf['expert_bytes']:.4g} B per expert weight, {wf['other_bytes']:.4g} B "
+                      "per other weight, scales included)" if wf else f"{r['weight_dtype']}")
+                   + (f"; context {ctx:,} tokens (max_position_embeddings)." if ctx else "; context not given."),
+                   width=WIDTH))
         s = r["saving"]
         if s is not None:
             out.append(

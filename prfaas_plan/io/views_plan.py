@@ -5,13 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.io.render import emit, num, table
+from prfaas_plan.io.render import BIG, emit, num, table
 
 
 def _tok(x: float | None) -> str:
+    """Tokens, and the paper's K form from 1K on (1K = 1024): "19,194 (18.7K)", "1"."""
     if x is None:
         return "-"
+    if x < units.K_TOKENS or abs(x) >= BIG:
+        return num(x, 0)
     return f"{x:,.0f} ({units.tokens_to_k(x):.1f}K)"
+
+
+def _f(x: float | None, digits: int) -> str:
+    return num(x, digits, sep=False)
 
 
 def _t(x: float | None) -> str:
@@ -49,13 +56,13 @@ def _plan_tables(p: dict[str, Any]) -> list[Any]:
         ["N_prfaas / N_p / N_d", f"{b['n_prfaas']} / {b['n_p']} / {b['n_d']}"],
         ["offloaded p", f"{b['p_offload'] * 100:.1f}%"],
         ["l_long / l_short", f"{_tok(b['l_long_tokens'])} / {_tok(b['l_short_tokens'])}"],
-        ["Lambda_max", f"{b['lambda_max_rps']:.3f} req/s"],
+        ["Lambda_max", f"{_f(b['lambda_max_rps'], 3)} req/s"],
         ["bound by", _binding(b)],
         ["PrfaaS path limited by", "-" if b["prfaas_limited_by"] is None else
-         f"{b['prfaas_limited_by']} (compute {b['theta_prfaas_compute_rps']:.2f} req/s, "
-         f"link {b['theta_prfaas_link_rps']:.2f} req/s)"],
-        ["PrfaaS egress", f"{b['egress_gbps']:.2f} Gbps ({(b['link_utilization'] or 0) * 100:.1f}% of the link)"],
-        ["workload", f"mean input {w['mean_input_tokens']:,.0f} tokens, output {w['output_tokens']:,.0f}"
+         f"{b['prfaas_limited_by']} (compute {_f(b['theta_prfaas_compute_rps'], 2)} req/s, "
+         f"link {_f(b['theta_prfaas_link_rps'], 2)} req/s)"],
+        ["PrfaaS egress", f"{_f(b['egress_gbps'], 2)} Gbps ({(b['link_utilization'] or 0) * 100:.1f}% of the link)"],
+        ["workload", f"mean input {num(w['mean_input_tokens'], 0)} tokens, output {num(w['output_tokens'], 0)}"
          + ("" if w["prefix_hit_rate"] is None else f", prefix hit rate {w['prefix_hit_rate'] * 100:.1f}%")],
     ]
     out: list[Any] = [table(title, ["best PrfaaS-PD plan", ""], best_lines)]
@@ -90,7 +97,7 @@ def _plan_tables(p: dict[str, Any]) -> list[Any]:
     for name, d in p["methods"].items():
         bb = d["best"]
         m_rows.append([name, _t(bb["threshold_tokens"]), f"{bb['n_prfaas']}/{bb['n_p']}/{bb['n_d']}",
-                       f"{bb['p_offload'] * 100:.1f}%", _tok(bb["l_long_tokens"]), f"{bb['lambda_max_rps']:.3f}",
+                       f"{bb['p_offload'] * 100:.1f}%", _tok(bb["l_long_tokens"]), _f(bb["lambda_max_rps"], 3),
                        num(bb["egress_gbps"], 2), _x(d["ratios"].get("prfaas_vs_homogeneous")),
                        _x(d["ratios"].get("naive_vs_homogeneous"))])
     out.append(table("Both methods (paper: each stage at its mean length; exact: expectations over lengths)",
@@ -106,9 +113,9 @@ def _plan_tables(p: dict[str, Any]) -> list[Any]:
                 rows.append([label, "-", "-", "none", "-", "misses the bound even at zero load", "ttft"])
                 continue
             t_txt = "-" if d["threshold_tokens"] in (None, 0.0) else _t(d["threshold_tokens"])
-            rows.append([label, t_txt, f"{d['n_prfaas']}/{d['n_p']}/{d['n_d']}", f"{d['lambda_ttft_rps']:.3f}",
-                         f"{d['capacity_rps']:.3f}", f"{d['ttft_mean_s']:.2f} / {d['ttft_p90_s']:.2f} / "
-                         f"{d['ttft_p99_s']:.2f}", d["binding"]])
+            rows.append([label, t_txt, f"{d['n_prfaas']}/{d['n_p']}/{d['n_d']}", _f(d["lambda_ttft_rps"], 3),
+                         _f(d["capacity_rps"], 3), f"{_f(d['ttft_mean_s'], 2)} / {_f(d['ttft_p90_s'], 2)} / "
+                         f"{_f(d['ttft_p99_s'], 2)}", d["binding"]])
         ratio = slo["ratios"].get("prfaas_vs_homogeneous")
         title = f"Under the TTFT SLO: {slo['statistic']} TTFT <= {slo['bound_s']:g} s (analytic latency model)"
         out.append(table(title,
@@ -116,7 +123,7 @@ def _plan_tables(p: dict[str, Any]) -> list[Any]:
                           "bound by"], rows,
                          caption=None if ratio is None else f"PrfaaS-PD vs homogeneous under the SLO: {_x(ratio)}"))
     top = [[i + 1, _t(o["threshold_tokens"]), f"{o['n_prfaas']}/{o['n_p']}/{o['n_d']}",
-            f"{o['lambda_max_rps']:.3f}", _binding(o)] for i, o in enumerate(p["top"])]
+            _f(o["lambda_max_rps"], 3), _binding(o)] for i, o in enumerate(p["top"])]
     out.append(table("Top configurations", ["#", "t", "prfaas/p/d", "Lambda req/s", "bound by"], top,
                      caption="\n".join(f"{k}: {v}" for k, v in p["sources"].items())))
     return out
@@ -130,8 +137,8 @@ def emit_sweep(fmt: str, s: dict[str, Any]) -> None:
                 rows.append([r["value_text"], "infeasible", "", "", "", "", r["reason"]])
                 continue
             rows.append([r["value_text"], _t(r["threshold_tokens"]), f"{r['n_prfaas']}/{r['n_p']}/{r['n_d']}",
-                         f"{r['lambda_max_rps']:.3f}", _x(r["prfaas_vs_homogeneous"]),
-                         f"{r['egress_gbps']:.2f} ({(r['link_utilization'] or 0) * 100:.0f}%)",
+                         _f(r['lambda_max_rps'], 3), _x(r["prfaas_vs_homogeneous"]),
+                         f"{_f(r['egress_gbps'], 2)} ({(r['link_utilization'] or 0) * 100:.0f}%)",
                          _binding(r)])
         return [table(f"Sweep of {s['key']} ({s['scale']} steps)",
                       [s["key"], "t", "prfaas/p/d", "Lambda req/s", "vs homog.", "egress Gbps (link %)", "bound by"],
