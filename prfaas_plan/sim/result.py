@@ -1,0 +1,71 @@
+"""The statistics of one simulated run (``sim.run.simulate``) and their JSON view."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from prfaas_plan.sim.entities import Hist
+
+__all__ = ["SimResult"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SimResult:
+    """Statistics of one simulated run; ``to_dict()`` is the JSON view. Times s, rates req/s."""
+
+    system: str
+    rate_rps: float
+    requests: int  # arrived
+    measured: int  # after warm-up
+    completed: int  # measured requests admitted to decode (each completes one decode time later)
+    span_s: float  # measurement window of the time averages: [first measured arrival, last arrival]
+    throughput_rps: float | None  # decode admissions per second of throughput_span_s; None if none
+    throughput_span_s: float | None  # [first measured arrival, last admission]
+    ttft: Hist
+    ttft_paths: dict[str, Hist]
+    tpot_s: float
+    stage_rps: dict[str, float]  # completions per second of each stage in the window
+    routed_share: dict[str, float]  # fraction of arrivals in the window sent each way
+    utilization: dict[str, float]  # busy fraction: instances of each pool, slots of decode
+    mean_queue: dict[str, float]  # time-average requests waiting, per pool and for decode admission
+    link_utilization: float | None  # busy fraction of the link in the window (= mean bytes/s / bandwidth)
+    link_bytes_per_s: float | None
+    link_series: tuple[np.ndarray, np.ndarray]  # (window start s, utilisation)
+    # traces: the PD cluster's cache hits / input tokens over every replayed request, warm-up
+    # included: what ``optimize --trace`` reports (core.trace.replay_prefix_cache) for the same
+    # requests; and the measured requests' input tokens not prefilled (either cluster's cache)
+    prefix_hit_rate: float | None
+    recompute_avoided_rate: float | None
+    kept_local: int  # requests the short-term rule kept local
+    role_changes: int
+    final_split: dict[str, int]
+    events: int
+    wall_s: float
+    cpu_s: float
+    records: list[dict[str, Any]] | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "ttft_mean_s": self.ttft.mean, "ttft_p50_s": self.ttft.quantile(0.5),
+            "ttft_p90_s": self.ttft.quantile(0.9), "ttft_p99_s": self.ttft.quantile(0.99), "tpot_s": self.tpot_s,
+            "per_path": {name: {"count": h.n, "share": h.n / self.ttft.n if self.ttft.n else None,
+                                "ttft_mean_s": h.mean, "ttft_p50_s": h.quantile(0.5), "ttft_p90_s": h.quantile(0.9),
+                                "ttft_p99_s": h.quantile(0.99)} for name, h in self.ttft_paths.items()},
+            "throughput_rps": self.throughput_rps, "throughput_span_s": self.throughput_span_s,
+            "completed": self.completed, "requests": self.requests,
+            "measured": self.measured, "span_s": self.span_s, "rate_rps": self.rate_rps,
+            "link_utilization": self.link_utilization, "link_bytes_per_s": self.link_bytes_per_s,
+            "prefix_hit_rate": self.prefix_hit_rate, "recompute_avoided_rate": self.recompute_avoided_rate,
+            "stage_rps": self.stage_rps, "routed_share": self.routed_share,
+            "utilization": self.utilization, "mean_queue": self.mean_queue, "kept_local": self.kept_local,
+            "role_changes": self.role_changes, "final_split": self.final_split,
+        }
+        return out
+
+    @property
+    def requests_per_cpu_s(self) -> float:
+        return self.requests / self.cpu_s if self.cpu_s > 0 else math.inf
