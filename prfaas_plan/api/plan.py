@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -243,31 +242,19 @@ def plan(sc: ScenarioSpec, *, methods: tuple[str, ...] = ("paper", "exact"), ttf
     return Plan(payload=payload, searches=searches, timing=t, scenario=sc)
 
 
-_RANGE = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*([A-Za-z/]*)\s*\.\.\s*"
-                    r"([-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)\s*([A-Za-z/]*)\s*:\s*(\d+)\s*(?::\s*(log|lin))?\s*$")
+MAX_SWEEP_POINTS = 2_000
 
 
 def parse_range(item: str, *, log: bool = False) -> tuple[str, list[str], list[float]]:
-    """`key=a..b:n[:log]` -> (key, values as strings with the unit, numeric values)."""
+    """`key=a..b:n[:log]` -> (key, values as strings with the unit, numeric values); see units.parse_range."""
     key, _, raw = item.partition("=")
-    m = _RANGE.match(raw)
-    if not m:
+    if not key.strip():
         raise SpecError(f"expected key=a..b:n (e.g. link.bandwidth=1Gbps..100Gbps:20), got {item!r}", field="--set")
-    a, unit_a, b, unit_b, n, scale = m.groups()
-    unit = unit_a or unit_b
-    if unit_a and unit_b and unit_a.lower() != unit_b.lower():
-        raise SpecError(f"both ends need the same unit, got {unit_a!r} and {unit_b!r}", field="--set")
-    count = int(n)
-    if count < 2:
-        raise SpecError(f"a range needs at least 2 steps, got {count}", field="--set")
-    lo, hi = float(a), float(b)
-    if log or scale == "log":
-        if lo <= 0 or hi <= 0:
-            raise SpecError("log steps need positive ends", field="--set")
-        values = np.geomspace(lo, hi, count)
-    else:
-        values = np.linspace(lo, hi, count)
-    return key.strip(), [f"{v:.4g}{unit}" for v in values], [float(v) for v in values]
+    try:
+        texts, values = units.parse_range(raw, max_points=MAX_SWEEP_POINTS, log=log)
+    except ValueError as exc:
+        raise SpecError(str(exc), field=f"--set {key.strip()}") from None
+    return key.strip(), texts, values
 
 
 def sweep(ref: str | None, catalog: Any, *, overrides: list[str], method: str | None = None,

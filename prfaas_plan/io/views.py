@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.io.render import count, emit, num, table
+from prfaas_plan.io.render import WIDTH, count, emit, num, table
 
 
 def _mib(b: float | None) -> str:
@@ -20,7 +21,7 @@ def emit_models(fmt: str, result: dict[str, Any]) -> None:
                                ["model", "layers", "params", "active", "KV B/token", "SWA max MiB",
                                 "state MiB", "profiles"],
                                [[r["name"], r["layers"], count(r["params_total"]), count(r["params_active"]),
-                                 f"{r['kv_bytes_per_token']:,.0f}", _mib(r["swa_max_bytes"]) if r["swa_max_bytes"]
+                                 num(r["kv_bytes_per_token"], 0), _mib(r["swa_max_bytes"]) if r["swa_max_bytes"]
                                  else "-", _mib(r["state_bytes"]) if r["state_bytes"] else "-",
                                  ", ".join(r["profiles"]) or "-"] for r in rows])])
 
@@ -29,17 +30,26 @@ def emit_hardware(fmt: str, result: dict[str, Any]) -> None:
     rows = result["hardware"]
 
     def tf(x: float | None) -> str:
-        return "-" if x is None else f"{x / units.TFLOPS:,.0f}"
+        return "-" if x is None else num(x / units.TFLOPS, 0)
 
-    emit(fmt, result, rows=rows,
-         tables=lambda: [table("GPUs (dense TFLOPS; scale-up per direction)",
-                               ["gpu", "BF16 TF", "FP8 TF", "HBM GB", "HBM TB/s", "scale-up GB/s", "NIC Gbps",
-                                "$/h", "efficiency"],
-                               [[r["name"], tf(r["bf16_flops"]), tf(r["fp8_flops"]), num(r["hbm_bytes"] / units.GB, 0),
-                                 num(r["hbm_bytes_per_s"] / units.TB, 2), num(r["scaleup_bytes_per_s"] / units.GB, 0),
-                                 "-" if r["nic_bytes_per_s"] is None else
-                                 num(units.bytes_per_s_to_gbps(r["nic_bytes_per_s"]), 0),
-                                 num(r["price_per_hour"]), r["efficiency_source"]] for r in rows])])
+    def tables():
+        # provenance as numbered notes under the table: one long line per GPU would not fit 120 columns
+        notes = list(dict.fromkeys(r["efficiency_source"] for r in rows if r["efficiency_source"] != "default"))
+        caption = "\n".join(textwrap.fill(f"[{i}] {n}", width=WIDTH, subsequent_indent="    ")
+                            for i, n in enumerate(notes, 1))
+        return [table("GPUs (dense TFLOPS; scale-up per direction)",
+                      ["gpu", "BF16 TF", "FP8 TF", "HBM GB", "HBM TB/s", "scale-up GB/s", "NIC Gbps", "$/h",
+                       "efficiency"],
+                      [[r["name"], tf(r["bf16_flops"]), tf(r["fp8_flops"]), num(r["hbm_bytes"] / units.GB, 0),
+                        num(r["hbm_bytes_per_s"] / units.TB, 2), num(r["scaleup_bytes_per_s"] / units.GB, 0),
+                        "-" if r["nic_bytes_per_s"] is None
+                        else num(units.bytes_per_s_to_gbps(r["nic_bytes_per_s"]), 0),
+                        num(r["price_per_hour"]),
+                        "default" if r["efficiency_source"] == "default"
+                        else f"[{notes.index(r['efficiency_source']) + 1}]"] for r in rows],
+                      caption=caption or None)]
+
+    emit(fmt, result, rows=rows, tables=tables)
 
 
 def emit_model(fmt: str, r: dict[str, Any]) -> None:
@@ -49,7 +59,7 @@ def emit_model(fmt: str, r: dict[str, Any]) -> None:
                      f"KV {r['kv_dtype']}{state}",
                      ["layers", "kind", "KV B/token", "window", "state MiB"],
                      [[g["count"], g["kind"] + (f" ({g['variant']})" if g.get("variant") else ""),
-                       f"{g['kv_bytes_per_token']:,.0f}", g.get("sliding_window") or "-",
+                       num(g["kv_bytes_per_token"], 0), g.get("sliding_window") or "-",
                        _mib(g["state_bytes"]) if g["state_bytes"] else "-"] for g in r["layers"]],
                      caption=r["source"])]
         out.append(table("S_kv(l) per request (MiB = 2^20 B; 1K = 1024 tokens)",
