@@ -22,7 +22,8 @@ def kv_rate(
     ] = None,
     kv_dtype: Annotated[str | None, typer.Option("--kv-dtype", help="bf16 or fp8")] = None,
     state_dtype: Annotated[str | None, typer.Option("--state-dtype", help="fp32 or bf16")] = None,
-    source: Annotated[str, typer.Option("--source", help="auto, measured, analytic or both")] = "auto",
+    source: Annotated[str, typer.Option("--source", help="auto, measured, scaled (another instance's profile x "
+                                                     "the analytic ratio), analytic or both")] = "auto",
     allow_beyond_context: Annotated[bool, typer.Option(
         "--allow-beyond-context", help="Extrapolate past the model's max_position_embeddings")] = False,
     fmt: FormatOpt = Format.table,
