@@ -49,7 +49,7 @@ class SolverError(PrfaasError):
     exit_code = 1
 
 
-_KINDS = {type(None): "nothing (null)", bool: "true/false", int: "a number", float: "a number", str: "a string",
+_KINDS = {type(None): "null", bool: "true/false", int: "a number", float: "a number", str: "a string",
           list: "a list", dict: "a mapping"}
 
 

@@ -1,9 +1,9 @@
 """Empirical length distributions from CSV: one length per line, or `length,count` lines.
 
-Rules: blank lines and `#` comments are skipped; the first other line may be a header, if none of
-its cells is a number (e.g. `length,count`); column 1 is the input length in tokens (a number >= 1,
-kept as written), column 2, if present, how many requests have it (a number >= 0); a third column
-is refused, not ignored.
+Rules: blank lines and `#` comments are skipped; the first other line may be a header if none of
+its cells reads as a number (e.g. `length,count`; `nan` reads as one, and is refused); column 1 is
+the input length in tokens (a number >= 1, kept as written), column 2, if present, how many
+requests have it (a number >= 0); a third column is refused, not ignored; a trailing comma is fine.
 """
 
 from __future__ import annotations
@@ -24,6 +24,14 @@ def _number(cell: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
+def _is_float(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
 def read_lengths_csv(path: Path):
     from prfaas_plan.core.lengths import Empirical
 
@@ -39,7 +47,7 @@ def read_lengths_csv(path: Path):
         if not cells or cells[0].startswith("#"):
             continue
         values = [_number(c) for c in cells]
-        if first and all(v is None for v in values):  # a header line
+        if first and not any(_is_float(c) for c in cells):  # a header line: no cell reads as a number
             first = False
             continue
         first = False

@@ -93,12 +93,16 @@ def validation_message(exc: ValidationError) -> tuple[str, str]:
     if kind == "missing":
         return field, "required key is missing"
     msg = err["msg"].removeprefix("Value error, ")
+    if kind in ("model_type", "dict_type", "model_attributes_type"):  # pydantic words it as Python ("instance of Link")
+        msg = "expected a mapping of keys"
     if kind == "union_tag_invalid":
         tag = (err.get("ctx") or {}).get("tag", value)
         expected = (err.get("ctx") or {}).get("expected_tags", "")
         return field + ".kind" if field else "kind", f"unknown kind {tag!r} (expected {expected})"
     if kind.startswith("union_tag") or kind == "literal_error":
         return field, f"{msg} (got {value!r})"
+    if value is None or (isinstance(value, dict | list) and kind.endswith("_type")):  # null, or the wrong shape
+        return field, f"{msg} (got {kind_of(value)})"
     shown = value if not isinstance(value, dict | list) else None
     if shown is None or re.search(r"\bgot\b", msg) or msg.startswith((repr(shown), f"{shown} ")) \
             or (isinstance(shown, str) and repr(shown) in msg):  # the message shows the value already

@@ -21,6 +21,12 @@ class Override:
     key: str  # dotted path, e.g. link.bandwidth
     value: Any
     option: str  # --set, --trace, --method
+    implied: bool = False  # a consequence of another option (--trace clears output_tokens): may be set again
+
+    @property
+    def label(self) -> str:
+        """How a message names it: `--set link.bandwidth`, `--trace`, `--method`."""
+        return f"--set {self.key}" if self.option == "--set" else self.option
 
 
 def parse_set(item: str) -> Override:
@@ -78,10 +84,31 @@ class Placed:
         return exc.at(**self.place(field_path))
 
 
+def _overlap(prev: Override, ov: Override) -> bool:
+    if prev.key == ov.key or prev.key.startswith(ov.key + "."):
+        return True
+    if not ov.key.startswith(prev.key + "."):
+        return False
+    node = prev.value  # a key inside a section given whole, e.g. --trace's workload.input.file
+    for part in ov.key[len(prev.key) + 1:].split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
 def apply(data: dict[str, Any], overrides: list[Override], source: str) -> Placed:
     out = copy.deepcopy(data)
     origins: dict[str, str] = {}
+    done: list[Override] = []
     for ov in overrides:
+        for prev in done:  # a value given twice, or replaced by a section or inside one: refuse
+            if not prev.implied and _overlap(prev, ov):
+                same = (prev.key, prev.option) == (ov.key, ov.option)
+                what = f"given twice ({prev.value!r}, then {ov.value!r})" if same else \
+                    f"would replace what {prev.label} gave; give one"
+                raise SpecError(what, field=ov.label)
+        done.append(ov)
         node = out
         parts = ov.key.split(".")
         for i, part in enumerate(parts[:-1]):
@@ -91,7 +118,13 @@ def apply(data: dict[str, Any], overrides: list[Override], source: str) -> Place
                 node[part] = child
                 origins.setdefault(".".join(parts[: i + 1]), ov.option)  # a section this option made
             if not isinstance(child, dict):
-                raise SpecError(f"{part!r} is a value, not a section", field=f"{ov.option} {ov.key}")
+                path = ".".join(parts[: i + 1])
+                if ov.option == "--set":  # the key the user wrote goes too deep
+                    raise SpecError(f"{path} is a value ({child!r}), not a section", field=ov.label)
+                # --trace / --method set a fixed key: the file's (or an earlier option's) value is in the way
+                by = origins.get(path)
+                raise SpecError(f"expected a mapping of keys (got {child!r})",
+                                **({"source": source, "field": path} if by is None else {"field": f"{by} {path}"}))
             node = child
         node[parts[-1]] = copy.deepcopy(ov.value)
         origins[ov.key] = ov.option

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from prfaas_plan import units
-from prfaas_plan.errors import SpecError
+from prfaas_plan.errors import SpecError, kind_of
 from prfaas_plan.io.load import Catalog, is_path_like, load_gpu, load_model, read_yaml, validation_message
 from prfaas_plan.io.overrides import Override, Placed, apply, parse_set
 from prfaas_plan.io.scenario_schema import (
@@ -109,12 +109,12 @@ def load_scenario(ref: str | None, catalog: Catalog, *, overrides: list[str] | N
     source = str(path)
     raw = read_yaml(path)
     if not isinstance(raw, dict):
-        raise SpecError("expected a mapping of keys", source=source)
+        raise SpecError(f"expected a mapping of keys, got {kind_of(raw)}", source=source)
     extra: list[Override] = []
     if trace is not None:
         # the trace brings its own output lengths; --set comes after, e.g. workload.input.cache_capacity_gib
         extra += [Override("workload.input", {"kind": "trace", "file": str(Path(trace).expanduser().resolve())},
-                           "--trace"), Override("workload.output_tokens", None, "--trace")]
+                           "--trace"), Override("workload.output_tokens", None, "--trace", implied=True)]
     extra += [parse_set(item) for item in overrides or []]
     if method is not None:
         extra.append(Override("search.method", method, "--method"))

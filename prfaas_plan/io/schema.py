@@ -7,7 +7,7 @@ happens here, once, through ``prfaas_plan.units``.
 from __future__ import annotations
 
 import itertools
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import (
     BaseModel,
@@ -35,8 +35,33 @@ from prfaas_plan.specs.model import (
 )
 
 
+def _takes(annotation: object, kind: type) -> bool:
+    if annotation is kind or annotation is Any:
+        return True
+    args = get_args(annotation)
+    if get_origin(annotation) is Literal:
+        return any(isinstance(a, kind) for a in args)
+    return any(_takes(a, kind) for a in args)
+
+
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_bool_as_number(cls, data: Any) -> Any:
+        # pydantic's lax mode reads true as 1 (gpus_per_instance: true -> 1 GPU): hand a number field
+        # the text instead, which it refuses, naming the field and the value
+        if not isinstance(data, dict):
+            return data
+        fields = cls.model_fields
+        out = dict(data)
+        for key, v in data.items():
+            if isinstance(v, bool) and key in fields:
+                ann = fields[key].annotation
+                if not _takes(ann, bool) and not _takes(ann, str):
+                    out[key] = str(v).lower()
+        return out
 
 
 def _parse_count(v: object) -> float:

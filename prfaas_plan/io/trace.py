@@ -24,6 +24,7 @@ __all__ = ["load_mooncake_trace"]
 
 _FIELDS = ("timestamp", "input_length", "output_length", "hash_ids")
 _INT64 = (-(2**63), 2**63 - 1)
+_MAX_TOKENS = 2**40  # far above any context; sums over millions of requests stay exact in int64
 
 
 def _short(value: Any) -> str:
@@ -35,7 +36,9 @@ def _whole(value: Any, name: str, minimum: int) -> int:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if type(value) is not int or value < minimum:
-        raise ValueError(f"{name} must be a whole number of tokens >= {minimum}, got {value!r}")
+        raise ValueError(f"{name} must be a whole number of tokens >= {minimum}, got {_short(value)}")
+    if value > _MAX_TOKENS:
+        raise ValueError(f"{name} must be at most 2^40 tokens, got {_short(value)}")
     return value
 
 

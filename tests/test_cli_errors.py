@@ -1,0 +1,323 @@
+"""Bad paths, files, fields and values through the CLI: one line on stderr naming the file or option,
+the field and the value, exit code 2, no exception class name; and odd but valid paths just work."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from prfaas_plan.cli import app
+from prfaas_plan.io.load import PACKAGED_CATALOG
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+TRACE = FIXTURES / "mooncake_small.jsonl"
+HF_CONFIG = FIXTURES / "Jamba-1.5-Mini.json"
+CASE = PACKAGED_CATALOG / "scenarios" / "paper-case-study.yaml"
+EXCEPTION_NAME = re.compile(r"\w+(Error|Exception)\b|NoneType|Traceback|\bErrno\b")
+
+runner = CliRunner()
+
+
+def error_line(*args: str) -> str:
+    """The command failed as a user error: exit 2, nothing on stdout, one clean line on stderr."""
+    res = runner.invoke(app, list(args))
+    assert res.exit_code == 2, (res.exit_code, res.output)
+    assert res.stdout == ""
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1, res.stderr
+    assert lines[0].startswith("error: ")
+    assert not EXCEPTION_NAME.search(lines[0]), lines[0]
+    return lines[0]
+
+
+def best_rate(*args: str) -> float:
+    res = runner.invoke(app, ["optimize", *args, "--format", "json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)["best"]["lambda_max_rps"]
+
+
+# ------------------------------------------------------------------------------------- output paths
+# every output option, with what must still come after it; the later inputs are broken on purpose
+# (a missing scenario / config / CSV): the output check runs first, before any input is read
+OUTPUTS = {
+    "optimize --plot": (["optimize", "missing-scenario.yaml", "--plot"], ".png"),
+    "sweep --plot": (["sweep", "missing-scenario.yaml", "--set", "link.bandwidth=1Gbps..2Gbps:2", "--plot"], ".svg"),
+    "simulate --plot": (["simulate", "missing-scenario.yaml", "--plot"], ".pdf"),
+    "simulate --records": (["simulate", "missing-scenario.yaml", "--records"], ".csv"),
+    "model import -o": (["model", "import", "missing-config.json", "-o"], ".yaml"),
+    "model import --output": (["model", "import", "missing-config.json", "--output"], ".yaml"),
+    "calibrate --output": (["calibrate", "missing.csv", "--output"], ".yaml"),
+}
+
+
+def _bad_path(tmp_path: Path, kind: str, suffix: str) -> tuple[Path, str]:
+    if kind == "missing folder":
+        path = tmp_path / "missing" / "dir" / f"x{suffix}"
+        return path, f"folder {path.parent} does not exist"
+    if kind == "a folder":
+        path = tmp_path / f"out{suffix}"
+        path.mkdir()
+        return path, "is a folder, not a file"
+    blocker = tmp_path / "plain-file"  # the parent is a file
+    blocker.write_text("x")
+    return blocker / f"x{suffix}", f"{blocker} is not a folder"
+
+
+@pytest.mark.parametrize("kind", ["missing folder", "a folder", "parent is a file"])
+@pytest.mark.parametrize("name", list(OUTPUTS))
+def test_a_bad_output_path_is_one_line_before_any_work(tmp_path, monkeypatch, name, kind):
+    monkeypatch.chdir(tmp_path)
+    args, suffix = OUTPUTS[name]
+    path, reason = _bad_path(tmp_path, kind, suffix)
+    option = args[-1]
+    option = "--output" if option == "-o" else option
+    assert error_line(*args, str(path)) == f"error: {option} {path}: {reason}"
+    assert not (tmp_path / "missing").exists()  # refused, not created
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
+def test_an_unwritable_output_folder_is_refused(tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        line = error_line("model", "import", str(HF_CONFIG), "-o", str(locked / "x.yaml"))
+    finally:
+        locked.chmod(0o700)
+    assert line == f"error: --output {locked / 'x.yaml'}: folder {locked} is not writable"
+
+
+@pytest.mark.parametrize(("name", "got"), [("fig.foo", "unknown image type '.foo'"), ("fig", "no image suffix")])
+def test_a_figure_needs_an_image_suffix(tmp_path, name, got):
+    path = tmp_path / name
+    line = error_line("optimize", "--plot", str(path))
+    assert line.startswith(f"error: --plot {path}: {got} (use one of .png, .svg, ")
+    assert ".pdf" in line and not path.exists()
+
+
+def test_model_import_writes_where_told(tmp_path):
+    out = tmp_path / "jamba.yaml"
+    res = runner.invoke(app, ["model", "import", str(HF_CONFIG), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert res.stderr == f"wrote {out}\n"
+    assert yaml.safe_load(out.read_text())["num_hidden_layers"] == json.loads(HF_CONFIG.read_text())[
+        "num_hidden_layers"]
+
+
+# -------------------------------------------------------------------------------------- input files
+def _bad_file(tmp_path: Path, kind: str, name: str) -> tuple[Path, str]:
+    path = tmp_path / name
+    if kind == "missing":
+        return path, f"error: {path}: file not found"
+    if kind == "a folder":
+        path.mkdir()
+        return path, f"error: {path}: is a folder, not a file"
+    if kind == "empty":
+        path.write_text("\n  \n")
+        return path, f"error: {path}: the file is empty"
+    path.write_bytes(b'{"a": 1}\n  \xff\n')  # not UTF-8: line 2, column 3, byte 11
+    return path, f"error: {path}: line 2 column 3: not UTF-8 text: byte 0xff at byte offset 11"
+
+
+READERS = {
+    "scenario": (lambda p: ["optimize", str(p)], "x.yaml"),
+    "--trace": (lambda p: ["optimize", "--trace", str(p)], "t.jsonl"),
+    "lengths CSV": (lambda p: ["optimize", "--set", f"workload.input={{kind: empirical, file: {json.dumps(str(p))}}}"],
+                    "l.csv"),
+    "model YAML": (lambda p: ["model", "show", str(p)], "m.yaml"),
+    "HF config (model show)": (lambda p: ["model", "show", str(p)], "c.json"),
+    "HF config (model import)": (lambda p: ["model", "import", str(p)], "c.json"),
+    "kv-rate model": (lambda p: ["kv-rate", str(p)], "m.yaml"),
+}
+
+
+@pytest.mark.parametrize("kind", ["missing", "a folder", "empty", "not UTF-8"])
+@pytest.mark.parametrize("reader", list(READERS))
+def test_an_unreadable_input_file_is_one_line(tmp_path, reader, kind):
+    make_args, name = READERS[reader]
+    path, expected = _bad_file(tmp_path, kind, name)
+    assert error_line(*make_args(path)) == expected
+
+
+def test_calibrate_measurements_not_utf8(tmp_path):
+    path, expected = _bad_file(tmp_path, "not UTF-8", "m.csv")
+    assert error_line("calibrate", str(path)) == expected
+
+
+# ----------------------------------------------------------------------------- odd but valid paths
+@pytest.mark.parametrize("name", ["it's.jsonl", "a b.jsonl", "a:b.jsonl", "a #b.jsonl", "ü 中.jsonl", 'q"x.jsonl',
+                                  "{x}, [y].jsonl"])
+def test_any_trace_path_works(tmp_path, name):
+    plain = tmp_path / "plain.jsonl"
+    odd = tmp_path / name
+    shutil.copy(TRACE, plain)
+    shutil.copy(TRACE, odd)
+    expected = best_rate("--trace", str(plain))
+    assert best_rate("--trace", str(odd)) == expected
+    # the same file named in --set (quoted as YAML wants it) reads the same
+    assert best_rate("--set", f"workload.input={{kind: trace, file: {json.dumps(str(odd))}}}",
+                     "--set", "workload.output_tokens=null") == expected
+
+
+def test_a_relative_file_from_an_option_is_relative_to_the_working_folder(tmp_path, monkeypatch):
+    (tmp_path / "lengths.csv").write_text("4096,3\n65536,1\n")
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, ["optimize", "--set", "workload.input={kind: empirical, file: lengths.csv}",
+                              "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["workload"]["mean_input_tokens"] == pytest.approx((3 * 4096 + 65536) / 4)
+
+
+def test_a_relative_file_in_a_scenario_is_relative_to_the_scenario(tmp_path, monkeypatch):
+    folder = tmp_path / "sc"
+    folder.mkdir()
+    (folder / "lengths.csv").write_text("8192\n")
+    data = yaml.safe_load(CASE.read_text())
+    data["workload"]["input"] = {"kind": "empirical", "file": "lengths.csv"}
+    data.get("search", {}).pop("threshold", None)
+    (folder / "s.yaml").write_text(yaml.safe_dump(data))
+    (tmp_path / "lengths.csv").write_text("not, a, length\n1,2,3\n")  # a decoy in the working folder
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, ["optimize", str(folder / "s.yaml"), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["workload"]["mean_input_tokens"] == 8192
+
+
+# ------------------------------------------------------------------------- fields, values, options
+def _scenario(tmp_path: Path, edit) -> Path:
+    data = yaml.safe_load(CASE.read_text())
+    edit(data)
+    path = tmp_path / "x.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def test_unknown_hardware_in_a_scenario_names_file_and_field(tmp_path):
+    path = _scenario(tmp_path, lambda d: d["clusters"]["prfaas"].update(hardware="H2000"))
+    assert error_line("optimize", str(path)) == (
+        f"error: {path}: clusters.prfaas.hardware: unknown hardware 'H2000'; did you mean 'H200'? "
+        "(see `prfaas-plan hardware`)")
+
+
+def test_unknown_names_from_set_name_the_option():
+    assert error_line("optimize", "--set", "clusters.local.hardware=H2000") == (
+        "error: --set clusters.local.hardware: unknown hardware 'H2000'; did you mean 'H200'? "
+        "(see `prfaas-plan hardware`)")
+    line = error_line("optimize", "--set", "model=Kimi-Linear-49B")
+    assert line.startswith("error: --set model: unknown model 'Kimi-Linear-49B'")
+    # a wrong section is the option's, not the file's
+    assert error_line("optimize", "--set", "prfaas.hardware=H200") == "error: --set prfaas: unknown key 'prfaas'"
+
+
+def test_unknown_names_from_arguments_and_options():
+    assert error_line("kv-rate", "Llama-3.1-8B", "--hardware", "B3000").startswith(
+        "error: --hardware: unknown hardware 'B3000'; did you mean 'B300'?")
+    assert error_line("model", "show", "Nope-1B").startswith("error: MODEL: unknown model 'Nope-1B'")
+    assert error_line("optimize", "no-such-scenario").startswith("error: SCENARIO: unknown scenario 'no-such-scenario'")
+
+
+@pytest.mark.parametrize(("setting", "expected"), [
+    ("link.bandwidth=10Gbps", "error: --set link.bandwidth: given twice ('10Gbps', then '20Gbps')"),
+    ("search.method=paper", "error: --method: would replace what --set search.method gave; give one"),
+])
+def test_a_value_given_twice_is_refused(setting, expected):
+    second = ["--set", "link.bandwidth=20Gbps"] if setting.startswith("link") else ["--method", "exact"]
+    assert error_line("optimize", "--set", setting, *second) == expected
+
+
+def test_trace_then_set_inside_it():
+    assert error_line("optimize", "--trace", str(TRACE), "--set", "workload.input.file=other.jsonl") == (
+        "error: --set workload.input.file: would replace what --trace gave; give one")
+    # a key the trace does not set is fine, and so is an output length in place of the trace's
+    assert best_rate("--trace", str(TRACE), "--set", "workload.input.cache_capacity_gib=1") > 0
+    assert best_rate("--trace", str(TRACE), "--set", "workload.output_tokens=512") > 0
+
+
+def test_the_value_is_shown_once():
+    line = error_line("optimize", "--set", "link.bandwidth=0")
+    assert line.startswith("error: --set link.bandwidth: ") and line.count("0") == 1 and "(got" not in line
+
+
+@pytest.mark.parametrize(("setting", "expected"), [
+    ("workload.input.mu=", "error: --set workload.input.mu: Input should be a valid number (got null)"),
+    ("link=5", "error: --set link: expected a mapping of keys (got 5)"),
+    ("clusters.prfaas.gpus_per_instance=true",
+     "error: --set clusters.prfaas.gpus_per_instance: Input should be a valid integer, unable to parse string as an "
+     "integer (got 'true')"),
+])
+def test_kinds_in_words_and_no_true_as_one(setting, expected):
+    assert error_line("optimize", "--set", setting) == expected
+
+
+def test_a_yaml_comment_in_set_is_not_dropped_silently():
+    assert error_line("optimize", "--set", "name=case #2") == (
+        "error: --set name: ' #' starts a YAML comment, so 'case #2' would read as 'case'; quote the value")
+
+
+def test_a_scenario_of_comments_only(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("# nothing here\n")
+    assert error_line("optimize", str(path)) == f"error: {path}: expected a mapping of keys, got null"
+
+
+# ------------------------------------------------------------------------------- empirical lengths
+@pytest.mark.parametrize(("text", "where", "message"), [
+    ("100,abc\n", "line 1 column 2", "'abc' is not a count of requests (a number >= 0)"),
+    ("length,count\n100,2\nabc,1\n", "line 3 column 1", "'abc' is not a token length (a number >= 1)"),
+    ("100,1,7\n", "line 1", "expected `length` or `length,count`, got 3 columns: '100,1,7'"),
+    ("# lengths\n\nnan\n", "line 3 column 1", "'nan' is not a token length (a number >= 1)"),
+    ("0.5\n", "line 1 column 1", "'0.5' is not a token length (a number >= 1)"),
+    ("100,-1\n", "line 1 column 2", "'-1' is not a count of requests (a number >= 0)"),
+])
+def test_a_bad_lengths_csv_names_line_and_column(tmp_path, text, where, message):
+    path = tmp_path / "lengths.csv"
+    path.write_text(text)
+    assert error_line(*READERS["lengths CSV"][0](path)) == f"error: {path}: {where}: {message}"
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("length,count\n# only a header\n", "no lengths: every line is blank, a comment or the header"),
+    ("100,0\n200,0\n", "every count is 0: no requests"),
+])
+def test_a_lengths_csv_without_requests(tmp_path, text, message):
+    path = tmp_path / "lengths.csv"
+    path.write_text(text)
+    assert error_line(*READERS["lengths CSV"][0](path)) == f"error: {path}: {message}"
+
+
+def test_lengths_csv_header_and_trailing_comma(tmp_path):
+    path = tmp_path / "lengths.csv"
+    path.write_text("length,count\n4096,3,\n65536,1\n")
+    res = runner.invoke(app, [*READERS["lengths CSV"][0](path), "--format", "json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["workload"]["mean_input_tokens"] == pytest.approx((3 * 4096 + 65536) / 4)
+
+
+# --------------------------------------------------------------------------------------- catalogs
+@pytest.mark.parametrize("kind", ["missing", "a file", "no catalog folders"])
+def test_a_bad_catalog_folder_is_refused(tmp_path, monkeypatch, kind):
+    path = tmp_path / "cat"
+    reason = {"missing": "folder not found", "a file": "is a file, not a folder",
+              "no catalog folders": "holds none of models/, hardware/, scenarios/"}[kind]
+    if kind == "a file":
+        path.write_text("x")
+    elif kind == "no catalog folders":
+        (path / "hardwares").mkdir(parents=True)
+    assert error_line("models", "--catalog", str(path)) == f"error: --catalog {path}: {reason}"
+    monkeypatch.setenv("PRFAAS_PLAN_CATALOG", str(path))
+    assert error_line("models") == f"error: $PRFAAS_PLAN_CATALOG {path}: {reason}"
+
+
+def test_a_catalog_file_that_does_not_read_says_why(tmp_path):
+    (tmp_path / "models").mkdir()
+    bad = tmp_path / "models" / "Broken-1B.yaml"
+    bad.write_text("name: [unclosed\n")
+    line = error_line("model", "show", "Broken-1B", "--catalog", str(tmp_path))
+    assert line.startswith(f"error: {bad}: line ") and "invalid YAML" in line
