@@ -22,9 +22,8 @@ class SimResult:
     requests: int  # arrived
     measured: int  # after warm-up
     completed: int  # measured requests admitted to decode (each completes one decode time later)
-    span_s: float  # measurement window of the time averages: [first measured arrival, last arrival]
-    throughput_rps: float | None  # decode admissions per second of throughput_span_s; None if none
-    throughput_span_s: float | None  # [first measured arrival, last admission]
+    span_s: float  # measurement window: [first measured arrival, last admission] (see sim.run)
+    throughput_rps: float | None  # decode admissions (= completions in steady state) per second in the window
     ttft: Hist
     ttft_paths: dict[str, Hist]
     tpot_s: float
@@ -55,8 +54,7 @@ class SimResult:
             "per_path": {name: {"count": h.n, "share": h.n / self.ttft.n if self.ttft.n else None,
                                 "ttft_mean_s": h.mean, "ttft_p50_s": h.quantile(0.5), "ttft_p90_s": h.quantile(0.9),
                                 "ttft_p99_s": h.quantile(0.99)} for name, h in self.ttft_paths.items()},
-            "throughput_rps": self.throughput_rps, "throughput_span_s": self.throughput_span_s,
-            "completed": self.completed, "requests": self.requests,
+            "throughput_rps": self.throughput_rps, "completed": self.completed, "requests": self.requests,
             "measured": self.measured, "span_s": self.span_s, "rate_rps": self.rate_rps,
             "link_utilization": self.link_utilization, "link_bytes_per_s": self.link_bytes_per_s,
             "prefix_hit_rate": self.prefix_hit_rate, "recompute_avoided_rate": self.recompute_avoided_rate,

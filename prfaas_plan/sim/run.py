@@ -31,13 +31,14 @@ Model (DESIGN.md "Latency"; PAPER.md sections 2-4):
   an offloaded request then ships S_kv(l_total - l_pd_cached), what the PD side lacks, state
   included. T_prefill is a function of the computed length only, as in the planner.
 - Metrics (memory flat in the number of requests unless ``records``): TTFT in fixed log-spaced
-  histograms plus exact means; time averages and rates over the measurement window [arrival of
-  the first measured request, last arrival]; the first ``warmup_fraction`` of requests are not
-  measured. Throughput counts decode admissions (each request completes a fixed decode time
-  later, so in steady state this is the completion rate) over [arrival of the first measured
-  request, last admission]: that span holds at least one TTFT (> 0), so it is never 0, even
-  for 2 requests or a trace whose arrivals all fall at one instant; overloaded, it is the rate
-  the bottleneck sustains. A trace's prefix hit rate is the PD cluster's cache hits over every
+  histograms plus exact means; the first ``warmup_fraction`` of requests are not measured. Time
+  averages, rates and the throughput are over one window, [arrival of the first measured
+  request, last decode admission] (or the last arrival, if no request is admitted after it):
+  it holds at least one TTFT (> 0), so it is never 0, even for 2 requests or a trace whose
+  arrivals all fall at one instant, and in steady state its drain tail is a TTFT or so of a
+  long run. Throughput counts decode admissions (each request completes a fixed decode time
+  later, so in steady state this is the completion rate); overloaded, it is the rate the
+  bottleneck sustains. A trace's prefix hit rate is the PD cluster's cache hits over every
   replayed request (the optimizer's replay, equal to it on the same requests); the tokens the
   measured requests did not prefill, from either cluster's cache, are ``recompute_avoided_rate``.
 """
@@ -111,7 +112,7 @@ class _Run:
         self.done_arriving = False
         self.snaps: list[dict[str, float]] = []
         self.n_measured = 0
-        self.last_admit: float | None = None  # time of the last decode admission
+        self.end: dict[str, float] | None = None  # snapshot at the last admission after the last arrival
 
     # ------------------------------------------------------------------ arrivals and routing
     def arrive(self) -> None:
@@ -202,7 +203,8 @@ class _Run:
     def _admit(self, r: Req, now: float) -> None:
         r.decode_started_at = now
         ttft = now - r.arrived_at
-        self.last_admit = now
+        if self.done_arriving:  # the window ends at the last admission: keep the latest state
+            self.end = self._snapshot()
         if r.measured:
             k = Hist.bin_of(ttft)
             self.hist.add(ttft, k)
@@ -250,6 +252,8 @@ class _Run:
 
     def result(self, rate_rps: float, wall_s: float, cpu_s: float) -> SimResult:
         a, b = self.snaps[0], self.snaps[-1]
+        if self.end is not None and self.end["t"] > b["t"]:
+            b = self.end
         span = b["t"] - a["t"]
         src = self.src
 
@@ -279,13 +283,11 @@ class _Run:
             keys = ("i", "arrived_at", "path", "uncached_tokens", "prefill_started_at", "prefill_completed_at",
                     "kv_transfer_completed_at", "decode_started_at", "completed_at", "ttft_s", "measured")
             records = [dict(zip(keys, rec, strict=True)) for rec in sorted(self.records)]
-        tspan = self.last_admit - a["t"] if self.hist.n and self.last_admit is not None else None
-        throughput = (self.decode.admitted - a["admitted"]) / tspan if tspan is not None and tspan > 0 else None
         paths = {name: h for name, h in self.hist_path.items()
                  if (self.pool_p if name == "prfaas" else self.pool_l) is not None}
         return SimResult(
             system=self.system.name, rate_rps=rate_rps, requests=self.arrived, measured=self.n_measured,
-            completed=self.hist.n, span_s=span, throughput_rps=throughput, throughput_span_s=tspan, ttft=self.hist,
+            completed=self.hist.n, span_s=span, throughput_rps=rate("admitted"), ttft=self.hist,
             ttft_paths=paths,
             tpot_s=self.system.t_decode_s, stage_rps=stage, routed_share=share, utilization=util, mean_queue=queue,
             link_utilization=link_u, link_bytes_per_s=link_rate, link_series=self.link.utilisation_series(),

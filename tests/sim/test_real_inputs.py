@@ -100,8 +100,8 @@ def test_two_requests_have_a_measured_throughput():
     d = _run("simulate", "--requests", "2")
     for name, s in d["systems"].items():
         # 2 admissions over [first arrival, last admission]: a positive span holding a TTFT
-        assert s["completed"] == 2 and s["throughput_span_s"] > 0, name
-        assert s["throughput_rps"] == pytest.approx(2 / s["throughput_span_s"], rel=1e-12)
+        assert s["completed"] == 2 and s["span_s"] > 0, name
+        assert s["throughput_rps"] == pytest.approx(2 / s["span_s"], rel=1e-12)
 
 
 def test_trace_at_a_huge_rate_measures_the_saturated_throughput():
@@ -109,6 +109,9 @@ def test_trace_at_a_huge_rate_measures_the_saturated_throughput():
     for name, s in d["systems"].items():
         # every request arrives at once: what is measured is the rate the system drains them at
         assert 0.3 * s["capacity_rps"] < s["throughput_rps"] < 1.5 * s["capacity_rps"], name
+        # over the same window the pools are busy draining them (it was 0.0% link busy over ~0 s)
+        assert all(u > 0.8 for path, u in s["utilization"].items() if path != "decode"), name
+    assert d["systems"]["prfaas"]["link_utilization"] > 0.05
 
 
 # ---------------------------------------------------------------- prefix hit rate

@@ -280,7 +280,8 @@ def test_same_seed_same_result_different_seed_differs(case):
 def test_duration_bounds_the_arrivals(case, configs):
     res = simulate(case, configs[PRFAAS], rate_rps=2.0, duration_s=600.0, rng=np.random.default_rng(0))
     assert 1000 < res.requests < 1400
-    assert res.span_s < 600 * 0.9 + 1e-9
+    # the window: first measured arrival (60 s) to the last admission, a TTFT after the last arrival
+    assert 600 * 0.9 - 10 < res.span_s < 600 * 0.9 + 30
 
 
 @pytest.mark.parametrize("kwargs", [{"rate_rps": -1.0}, {"rate_rps": 1.0, "n_requests": 0},
