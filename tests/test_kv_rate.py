@@ -125,3 +125,16 @@ def test_help_lists_every_command():
     res = runner.invoke(app, ["--help"])
     for cmd in ("models", "hardware", "model", "kv-rate", "optimize", "sweep", "latency"):
         assert cmd in res.stdout
+
+
+@pytest.mark.parametrize(("args", "shown"), [
+    (["--set", "workload.input.max=300K"], "--set workload.input.max: the longest input, 307,200 tokens, is beyond "
+                                           "internal-1t's context of 262,144 tokens"),
+    (["--set", "model=Qwen3-32B"], "workload.input.max: the longest input, 131,072 tokens, is beyond Qwen3-32B's "
+                                   "context of 40,960 tokens"),
+])
+def test_scenario_workload_past_the_context_is_refused(args, shown):
+    res = runner.invoke(app, ["optimize", *args])
+    assert res.exit_code == 2, res.output
+    (line,) = res.stderr.strip().splitlines()
+    assert shown in line and "(max_position_embeddings)" in line

@@ -185,6 +185,10 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | Non
     input_total = float(trace.input_tokens.mean()) if trace is not None else float(lengths.mean)
     th = sc.search.threshold
     lo, hi = float(lengths.lo), float(lengths.hi)
+    limit = model.max_position_embeddings
+    if limit is not None and math.isfinite(hi) and hi > limit:  # the longest request the model cannot take
+        raise SpecError(f"the longest input, {hi:,.0f} tokens, is beyond {model.name}'s context of {limit:,} tokens "
+                        "(max_position_embeddings)", **where("workload.input" if traced else "workload.input.max"))
     # the workload's whole range; an unbounded tail stops where one request in a million is longer
     top = hi if math.isfinite(hi) else float(lengths.quantile(1 - 1e-6))
     if th is None:
