@@ -203,3 +203,11 @@ def test_load_empty_or_missing_file(tmp_path):
     with pytest.raises(SpecError, match="file not found") as info:
         load_mooncake_trace(tmp_path / "absent.jsonl")
     assert info.value.source == str(tmp_path / "absent.jsonl")
+
+
+def test_zero_output_tokens_count_as_one():
+    # engines need max_tokens >= 1: a request recorded with 0 output tokens still decodes one
+    trace = Trace.from_requests(arrival_s=[0.0, 1.0, 2.0], input_tokens=[100, 200, 300], output_tokens=[0, 5, 0],
+                                hash_ids=[[1], [2], [3]])
+    assert trace.output_tokens.tolist() == [0, 5, 0]  # the file's values, kept
+    assert trace.decode_tokens.tolist() == [1, 5, 1]
