@@ -148,7 +148,8 @@ _COUNT_SCALE = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
 
 
 def _shown(text: object) -> str:
-    return repr(text.strip()) if isinstance(text, str) else repr(text)
+    shown = repr(text.strip()) if isinstance(text, str) else repr(text)
+    return shown if len(shown) <= 40 else f"{shown[:30]}...({len(shown)} characters)"
 
 
 def split_quantity(text: str | float | int) -> tuple[float, str]:
@@ -156,7 +157,10 @@ def split_quantity(text: str | float | int) -> tuple[float, str]:
     if isinstance(text, bool) or not isinstance(text, str | int | float):
         raise UnitError(f"{_shown(text)} is not a number")
     if isinstance(text, int | float):
-        value, unit = float(text), ""
+        try:
+            value, unit = float(text), ""
+        except OverflowError:  # an int past 1.8e308
+            raise UnitError(f"{_shown(text)} is not a finite number") from None
     else:
         m = _QUANTITY_RE.match(text)
         if not m:

@@ -76,7 +76,8 @@ def test_unknown_bandwidth_unit_lists_the_accepted_ones():
     assert "GB/s" in str(err.value)
 
 
-NON_FINITE = ["inf", "-inf", "nan", "NaN", "Infinity", "inf Gbps", "1e400", "1e400Gbps", float("inf"), float("nan")]
+NON_FINITE = ["inf", "-inf", "nan", "NaN", "Infinity", "inf Gbps", "1e400", "1e400Gbps", float("inf"), float("nan"),
+              "1" + "0" * 400, 10**400]
 
 
 @pytest.mark.parametrize("parse", [units.parse_bandwidth, units.parse_duration, units.parse_length,
