@@ -173,6 +173,16 @@ def split_quantity(text: str | float | int) -> tuple[float, str]:
     return value, unit
 
 
+def parse_number(text: str | float | int) -> float:
+    """A plain finite number without a unit: "0.7", "4e2", 12."""
+    if isinstance(text, str) and not _QUANTITY_RE.match(text) and not _NON_FINITE_RE.match(text):
+        raise UnitError(f"{_shown(text)} is not a number")
+    value, unit = split_quantity(text)
+    if unit:
+        raise UnitError(f"{_shown(text)} is a plain number, without a unit")
+    return value
+
+
 def _unit_error(text: object, unit: str, table: dict, what: str, examples: str) -> UnitError:
     """Unknown unit: name the readings that differ from it only in case, else list some units."""
     canons = list(dict.fromkeys(v[1] if isinstance(v, tuple) else s for s, v in table.items()

@@ -185,3 +185,11 @@ def test_sweep_figure_labels(figures, tmp_path):
 def test_sweep_axis_label(key, texts, label):
     result = {"key": key, "rows": [{"value_text": t} for t in texts]}
     assert plots.sweep_axis_label(result) == label
+
+
+def test_calibrate_hold_refuses_non_finite_numbers(tmp_path):
+    # --hold prefill_overhead_ms=inf ended in a least-squares traceback
+    path = tmp_path / "m.csv"
+    path.write_text("model,length,prefill_s\ninternal-1t,32768,1.84\ninternal-1t,131072,7.4\n")
+    line = _one_line_error(invoke("calibrate", str(path), "--hold", "prefill_overhead_ms=inf"))
+    assert line == "error: --hold: 'prefill_overhead_ms=inf': 'inf' is not a finite number"

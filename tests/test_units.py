@@ -175,6 +175,16 @@ def test_parse_count_refuses(text):
         units.parse_count(text)
 
 
+@pytest.mark.parametrize(("text", "message"), [("abc", "'abc' is not a number"),
+                                               ("inf", "'inf' is not a finite number"),
+                                               ("0.5Gbps", "'0.5Gbps' is a plain number, without a unit")])
+def test_parse_number(text, message):
+    assert units.parse_number(" 4e2 ") == 400.0 and units.parse_number(7) == 7.0
+    with pytest.raises(UnitError) as err:
+        units.parse_number(text)
+    assert str(err.value) == message
+
+
 # --- decimal datasheet conversions -----------------------------------------------------------------------------
 
 def test_datasheet_conversions_are_decimal_exact():

@@ -98,9 +98,9 @@ def parse_hold(items: Sequence[str]) -> dict[str, float]:
         if not sep or key not in HOLD_KEYS:
             raise SpecError(f"{item!r}: expected KEY=VALUE with KEY one of {', '.join(HOLD_KEYS)}", field="--hold")
         try:
-            number = float(value)
-        except ValueError:
-            raise SpecError(f"{item!r}: {value.strip()!r} is not a number", field="--hold") from None
+            number = units.parse_number(value)  # inf and nan refused (inf overhead was a traceback)
+        except ValueError as exc:
+            raise SpecError(f"{item!r}: {exc}", field="--hold") from None
         name, scale = HOLD_KEYS[key]
         out[name] = number * scale
     return out
