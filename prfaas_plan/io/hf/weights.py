@@ -70,7 +70,8 @@ def weight_format(c: Cfg, params: dict[str, float], layers: dict[str, int],
         return base, None
     if not isinstance(q, dict):
         raise c.fail(_Q, f"expected a mapping, got {kind_of(q)}")
-    method = str(q.get("quant_method", "")).lower()
+    method = q.get("quant_method")
+    method = method.lower() if isinstance(method, str) else method
     if method == "fp8":
         schemes, excluded = _fp8(c, q)
     elif method == "mxfp4":
@@ -81,9 +82,14 @@ def weight_format(c: Cfg, params: dict[str, float], layers: dict[str, int],
     elif method == "compressed-tensors":
         schemes, excluded = _compressed_tensors(c, q, base)
     else:
-        raise SpecError(f"cannot interpret quant_method {method!r} (known: fp8, mxfp4, modelopt, "
+        raise SpecError(f"cannot interpret quant_method {_shown(method)} (known: fp8, mxfp4, modelopt, "
                         "compressed-tensors)", source=c.source, field=f"{_Q}.quant_method")
     return _mix(c, base, schemes, excluded, params, layers, notes)
+
+
+def _shown(value: Any) -> str:
+    """A config value as the JSON file writes it (null, not Python's None)."""
+    return "null (missing)" if value is None else repr(value)
 
 
 def _patterns(c: Cfg, q: dict[str, Any], key: str) -> list[tuple[str, str]]:
@@ -117,7 +123,8 @@ def _block(c: Cfg, where: str, block: Any) -> tuple[int, int]:
 
 def _modelopt(c: Cfg, q: dict[str, Any], base: str) -> tuple[dict[str, Scheme], list[tuple[str, str]]]:
     inner = q.get("quantization") if isinstance(q.get("quantization"), dict) else q
-    algo = str(inner.get("quant_algo", "")).upper()
+    algo = inner.get("quant_algo")
+    algo = algo.upper() if isinstance(algo, str) else algo
     where = f"{_Q}.quant_algo"
     if algo == "NVFP4":
         g = inner.get("group_size", 16)
@@ -131,7 +138,7 @@ def _modelopt(c: Cfg, q: dict[str, Any], base: str) -> tuple[dict[str, Scheme], 
     elif algo == "MXFP8":
         scheme = ("MXFP8 (e8m0 scale per 32)", 1.0 + 1 / _MX_BLOCK, "fp8")
     else:
-        raise SpecError(f"cannot interpret quant_algo {algo or None!r} of modelopt (known: NVFP4, FP8, "
+        raise SpecError(f"cannot interpret quant_algo {_shown(algo)} of modelopt (known: NVFP4, FP8, "
                         "FP8_PER_CHANNEL_PER_TOKEN, FP8_PB_WO, MXFP8)", source=c.source, field=where)
     excluded = _patterns(c, inner, "exclude_modules") + _patterns(c, inner, "ignore")
     return {cat: scheme for cat in LINEAR}, excluded
