@@ -213,6 +213,28 @@ def test_a_gpu_scaled_up_on_any_peaks_never_models_slower(data, s, length, batch
     _assert_not_slower(model, up, base, 8, length, batch, context)
 
 
+def test_the_invariant_catches_what_the_issue_reported():
+    """The oracle can fail: H100 on the old optimistic defaults (compute 0.5, 300 ms) against the
+    calibrated H200, which dominates it, modelled H100 faster (0.912 s vs 1.036 s at 32K)."""
+    h200 = load_gpu("H200")
+    old_h100 = replace(load_gpu("H100"), efficiency=replace(h200.efficiency, compute=0.5, low_precision=1.0,
+                                                             prefill_overhead_s=0.3, source="default"))
+    assert dominates(h200, old_h100)
+    with pytest.raises(AssertionError, match="prefill"):
+        _assert_not_slower(load_model("MiniMax-M2.5"), h200, old_h100, 8, 32 * K, 8, 32 * K)
+
+
+def test_weak_fp8_tensor_cores_never_lose_to_none():
+    """A GPU whose FP8 peak is barely above bf16 still dominates the same GPU without FP8: the
+    bf16 path bounds the GEMM rate, so FP8 models are not slower on it."""
+    a100 = load_gpu("A100-80GB")
+    weak = replace(a100, name="A100-fp8", fp8_flops=1.1 * a100.bf16_flops)
+    assert dominates(weak, a100)
+    for m in catalog_models():
+        if m.weight_dtype in (DType.FP8, DType.FP4):
+            _assert_not_slower(m, weak, a100, 8, 32 * K, 64, 32 * K)
+
+
 def test_prefill_ordering_at_32k_h100_h200_b200():
     """The closing note's ordering: T(H100) > T(H200) > T(B200) at 32K (seconds, analytic)."""
     expected = {"MiniMax-M2.5": (1.1086, 1.0475, 0.7146), "Qwen3.5-397B-A17B": (1.2451, 1.1538, 0.7773),
