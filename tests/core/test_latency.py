@@ -132,3 +132,17 @@ def test_cli_infinite_rate_or_load_refused(args):
     res = CliRunner().invoke(app, ["latency", *args])
     assert res.exit_code == 2
     assert res.stderr.strip().splitlines() == [res.stderr.strip()] and args[0] in res.stderr
+
+
+def test_a_system_with_no_capacity_is_infeasible_not_divided_by():
+    from dataclasses import replace
+
+    from prfaas_plan.api.latency import resolve_rate
+    from prfaas_plan.api.systems import systems
+    from prfaas_plan.errors import InfeasibleError
+
+    configs = systems(load_scenario(None, Catalog.default()))
+    configs["naive_heterogeneous"] = replace(configs["naive_heterogeneous"], capacity_rps=0.0,
+                                             capacity_binding="pd-prefill")
+    with pytest.raises(InfeasibleError, match="naive_heterogeneous serves no load: bound by pd-prefill"):
+        resolve_rate(configs, 1.0, None)
