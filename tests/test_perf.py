@@ -436,6 +436,28 @@ def test_calibrate_table_output_and_bad_hold():
     _one_line_error(_invoke("calibrate", str(CSV), "--hold", "speed=3"), "--hold")
 
 
+@pytest.mark.parametrize(("hold", "message"), [
+    ("low_precision=2", "error: --hold: 'low_precision=2': low_precision must be in (0, 1]"),
+    ("compute=0", "error: --hold: 'compute=0': compute must be in (0, 1]"),
+    ("prefill_overhead_ms=-2", "error: --hold: 'prefill_overhead_ms=-2': prefill_overhead_ms must be at least 0"),
+    ("compute=0.4", "error: --hold: every parameter these rows could fit is held; nothing to fit"),
+])
+def test_calibrate_bad_hold_values_name_the_option(hold, message):
+    result = _invoke("calibrate", str(CSV), "--hold", hold, "--hold", "prefill_overhead_ms=400")
+    assert result.exit_code == 2
+    assert result.output.strip() == message
+
+
+def test_calibrate_held_low_precision():
+    """The FP8 ratio at vLLM #35457's upper end (0.585): compute refits to 0.449, RMS time error 16.2%."""
+    result = _invoke("calibrate", str(CSV), "--hold", "prefill_overhead_ms=400", "--hold", "low_precision=0.585",
+                     "-f", "json")
+    data = json.loads(result.output)
+    assert data["parameters"]["low_precision"] == "held" and data["fitted"] == ["compute"]
+    assert data["efficiency"]["compute"] == pytest.approx(0.4493, abs=1e-4)
+    assert data["rms_rel_error"] == pytest.approx(0.1615, abs=1e-4)
+
+
 def test_perf_json():
     result = _invoke("perf", "internal-1t", "--hardware", "H20", "--gpus", "8", "--lengths", "1K,32K",
                      "--batches", "1,8,32,64", "--context", "28K", "--tpot", "25ms", "-f", "json")

@@ -102,6 +102,10 @@ def parse_hold(items: Sequence[str]) -> dict[str, float]:
         except ValueError as exc:
             raise SpecError(f"{item!r}: {exc}", field="--hold") from None
         name, scale = HOLD_KEYS[key]
+        if scale == 1.0 and not 0 < number <= 1:  # an efficiency: a fraction of peak
+            raise SpecError(f"{item!r}: {key} must be in (0, 1]", field="--hold")
+        if number < 0:
+            raise SpecError(f"{item!r}: {key} must be at least 0", field="--hold")
         out[name] = number * scale
     return out
 
@@ -127,8 +131,10 @@ def calibrate(csv_path: str, *, hardware: str, gpus: int, catalog: Catalog, hold
                 for r in rows if r.kind == "decode")
     try:
         fit = cal.calibrate(inst, pre, dec, source=source, hold=hold)
-    except SpecError as exc:
-        raise SpecError(str(exc.args[0]), source=csv_path, field=exc.field) from None
+    except SpecError as exc:  # a held value is the option's fault, too few rows the file's
+        if exc.field == "hold":
+            raise exc.at(field="--hold") from None
+        raise exc.at(source=csv_path, field=exc.field) from None
     ordered = [r for r in rows if r.kind == "prefill"] + [r for r in rows if r.kind == "decode"]
     out_rows = []
     for i, r in enumerate(ordered):

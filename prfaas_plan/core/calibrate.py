@@ -105,7 +105,8 @@ def _check_hold(hold: Mapping[str, float]) -> None:
             raise SpecError(f"cannot hold {name!r} (use one of {', '.join(HOLDABLE)})", field="hold")
         lo, hi = _BOUNDS.get(name, (_EFF_MIN, 1.0))
         if not lo <= value <= hi:
-            raise SpecError(f"{name} = {value:g} is outside [{lo:g}, {hi:g}]", field="hold")
+            shown = f"[{lo:g}, {hi:g}]" if lo == 0 else f"(0, {hi:g}]"  # efficiencies: any positive fraction
+            raise SpecError(f"{name} = {value:g} is outside {shown}", field="hold")
 
 
 def calibrate(instance: InstanceSpec, prefill: tuple[PrefillMeasurement, ...] = (),
