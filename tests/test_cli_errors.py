@@ -248,6 +248,8 @@ def test_the_value_is_shown_once():
 @pytest.mark.parametrize(("setting", "expected"), [
     ("workload.input.mu=", "error: --set workload.input.mu: Input should be a valid number (got null)"),
     ("link=5", "error: --set link: expected a mapping of keys (got 5)"),
+    ("link.bandwidth.x=1", "error: --set link.bandwidth.x: link.bandwidth is a value ('100Gbps'), not a section"),
+    ("profiles.0.model=x", "error: --set profiles.0.model: profiles is a value (a list), not a section"),
     ("clusters.prfaas.gpus_per_instance=true",
      "error: --set clusters.prfaas.gpus_per_instance: Input should be a valid integer, unable to parse string as an "
      "integer (got 'true')"),
@@ -259,6 +261,12 @@ def test_kinds_in_words_and_no_true_as_one(setting, expected):
 def test_a_yaml_comment_in_set_is_not_dropped_silently():
     assert error_line("optimize", "--set", "name=case #2") == (
         "error: --set name: ' #' starts a YAML comment, so 'case #2' would read as 'case'; quote the value")
+
+
+def test_method_into_a_scenario_whose_search_is_not_a_mapping(tmp_path):
+    path = _scenario(tmp_path, lambda d: d.update(search=0))
+    assert error_line("optimize", str(path), "--method", "exact") == (
+        f"error: {path}: search: expected a mapping of keys (got 0)")
 
 
 def test_a_scenario_of_comments_only(tmp_path):

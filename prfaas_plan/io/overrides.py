@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from prfaas_plan.errors import SpecError
+from prfaas_plan.errors import SpecError, kind_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +84,11 @@ class Placed:
         return exc.at(**self.place(field_path))
 
 
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else kind_of(value)
+
+
 def _overlap(prev: Override, ov: Override) -> bool:
     if prev.key == ov.key or prev.key.startswith(ov.key + "."):
         return True
@@ -105,7 +110,7 @@ def apply(data: dict[str, Any], overrides: list[Override], source: str) -> Place
         for prev in done:  # a value given twice, or replaced by a section or inside one: refuse
             if not prev.implied and _overlap(prev, ov):
                 same = (prev.key, prev.option) == (ov.key, ov.option)
-                what = f"given twice ({prev.value!r}, then {ov.value!r})" if same else \
+                what = f"given twice ({_short(prev.value)}, then {_short(ov.value)})" if same else \
                     f"would replace what {prev.label} gave; give one"
                 raise SpecError(what, field=ov.label)
         done.append(ov)
@@ -120,10 +125,10 @@ def apply(data: dict[str, Any], overrides: list[Override], source: str) -> Place
             if not isinstance(child, dict):
                 path = ".".join(parts[: i + 1])
                 if ov.option == "--set":  # the key the user wrote goes too deep
-                    raise SpecError(f"{path} is a value ({child!r}), not a section", field=ov.label)
+                    raise SpecError(f"{path} is a value ({_short(child)}), not a section", field=ov.label)
                 # --trace / --method set a fixed key: the file's (or an earlier option's) value is in the way
                 by = origins.get(path)
-                raise SpecError(f"expected a mapping of keys (got {child!r})",
+                raise SpecError(f"expected a mapping of keys (got {_short(child)})",
                                 **({"source": source, "field": path} if by is None else {"field": f"{by} {path}"}))
             node = child
         node[parts[-1]] = copy.deepcopy(ov.value)
