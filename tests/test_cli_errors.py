@@ -217,6 +217,11 @@ def test_unknown_names_from_set_name_the_option():
 
 
 def test_unknown_names_from_arguments_and_options():
+    # perf and calibrate through the CLI's fallback (cli/__init__.py), kv-rate and model show explicitly
+    assert error_line("perf", "Nope-1B").startswith("error: MODEL: unknown model 'Nope-1B'")
+    assert error_line("perf", "Llama-3.1-8B", "--hardware", "X9").startswith("error: --hardware: unknown hardware 'X9'")
+    assert error_line("calibrate", str(FIXTURES / "missing.csv"), "--hardware", "X9").startswith(
+        "error: --hardware: unknown hardware 'X9'")
     assert error_line("kv-rate", "Llama-3.1-8B", "--hardware", "B3000").startswith(
         "error: --hardware: unknown hardware 'B3000'; did you mean 'B300'?")
     assert error_line("model", "show", "Nope-1B").startswith("error: MODEL: unknown model 'Nope-1B'")

@@ -11,7 +11,19 @@ import sys
 import typer
 from typer.core import TyperGroup
 
-from prfaas_plan.errors import PrfaasError
+from prfaas_plan.errors import PrfaasError, SpecError
+
+# an unknown catalog name that reached here unplaced came from the command's argument or option
+_PLACES = {"models": ("model", "MODEL"), "hardware": ("hardware", "--hardware"), "scenarios": ("scenario", "SCENARIO")}
+
+
+def _placed(exc: PrfaasError, command: object) -> PrfaasError:
+    if not isinstance(exc, SpecError) or exc.source is not None or exc.field is not None:
+        return exc
+    name, label = _PLACES.get(exc.unknown or "", (None, None))
+    if name is not None and any(p.name == name for p in getattr(command, "params", ())):
+        return exc.at(field=label)
+    return exc
 
 
 class _Group(TyperGroup):
@@ -19,6 +31,7 @@ class _Group(TyperGroup):
         try:
             return super().invoke(ctx)
         except PrfaasError as exc:
+            exc = _placed(exc, self.commands.get(ctx.invoked_subcommand or ""))
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(exc.exit_code) from None
 
