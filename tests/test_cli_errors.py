@@ -334,3 +334,14 @@ def test_a_catalog_file_that_does_not_read_says_why(tmp_path):
     bad.write_text("name: [unclosed\n")
     line = error_line("model", "show", "Broken-1B", "--catalog", str(tmp_path))
     assert line.startswith(f"error: {bad}: line ") and "invalid YAML" in line
+
+
+def test_the_console_script_gives_one_line_for_a_usage_error(tmp_path):
+    import subprocess
+    import sys
+
+    res = subprocess.run([sys.executable, "-m", "prfaas_plan", "calibrate", str(tmp_path)], capture_output=True,
+                         text=True, check=False)
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.splitlines() == [f"error: Invalid value for 'measurements': File '{tmp_path}' is a directory. "
+                                       "(see `python -m prfaas_plan calibrate --help`)"]
