@@ -24,7 +24,6 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import least_squares
 
 from prfaas_plan.core.decode import DecodeWork, decode_work, step_from_work
 from prfaas_plan.core.prefill import PrefillWork, prefill_work, time_from_work
@@ -165,6 +164,8 @@ def calibrate(instance: InstanceSpec, prefill: tuple[PrefillMeasurement, ...] = 
     hi = np.array([_BOUNDS[n][1] for n in names])
     starts = [np.array([getattr(base, n) for n in names])]
     starts += [np.array(s) for s in itertools.product(*(_STARTS[n] for n in names))]
+    from scipy.optimize import least_squares  # lazily: 0.6 s of import that only calibrate needs
+
     best = None
     evaluations = 0
     for x0 in starts:
