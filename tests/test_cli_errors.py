@@ -345,3 +345,12 @@ def test_the_console_script_gives_one_line_for_a_usage_error(tmp_path):
     assert res.returncode == 2 and res.stdout == ""
     assert res.stderr.splitlines() == [f"error: Invalid value for 'measurements': File '{tmp_path}' is a directory. "
                                        "(see `python -m prfaas_plan calibrate --help`)"]
+
+
+def test_a_kind_set_beside_the_files_fields_names_the_option_and_the_fix():
+    """--set workload.input.kind=uniform keeps the file's mu and sigma: the error says which option
+    made them wrong and how to replace the section, not only that the file has an unknown key."""
+    line = error_line("optimize", "--set", "workload.input.kind=uniform")
+    assert "workload.input.mu: unknown key 'mu'" in line
+    assert "--set workload.input.kind" in line and "--set 'workload.input={...}'" in line
+    assert best_rate("optimize", "--set", "workload.input={kind: uniform, min: 128, max: 128K}") > 0

@@ -79,6 +79,19 @@ class Placed:
             return {"source": self.source, "field": field_path}
         return {"source": None, "field": f"{option} {field_path}"}
 
+    def context(self, field_path: str | None) -> str:
+        """For a field of the file that is wrong only beside an option's value (``--set
+        workload.input.kind=uniform`` leaves the file's ``mu``): which option, and how to replace
+        the whole section instead. Empty when no option touched the field's section."""
+        if not field_path or "." not in field_path or self.option_of(field_path) is not None:
+            return ""
+        section = field_path.rsplit(".", 1)[0]
+        near = sorted(k for k in self.origins if k.rsplit(".", 1)[0] == section and "." in k)
+        if not near:
+            return ""
+        return (f" (kept from the scenario file beside {self.origins[near[0]]} {near[0]}; "
+                f"to replace the section, give it whole: --set '{section}={{...}}')")
+
     def error(self, exc: SpecError, field_path: str) -> SpecError:
         """``exc`` (raised without a place, e.g. an unknown catalog name) placed at ``field_path``."""
         return exc.at(**self.place(field_path))

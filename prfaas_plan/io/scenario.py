@@ -123,7 +123,7 @@ def load_scenario(ref: str | None, catalog: Catalog, *, overrides: list[str] | N
         sc = ScenarioFile.model_validate(placed.data)
     except ValidationError as exc:
         field_path, msg = validation_message(exc)
-        raise SpecError(msg, **placed.place(field_path or None)) from None
+        raise SpecError(msg + placed.context(field_path), **placed.place(field_path or None)) from None
     return to_spec(sc, path, catalog, placed)
 
 
@@ -146,7 +146,7 @@ def _cluster(c: Cluster, catalog: Catalog, placed: Placed, field_path: str) -> C
 def _control(c: Control):
     if c.max_link_utilization is None and c.period is None:
         return None
-    from prfaas_plan.sim.policies import ControlConfig
+    from prfaas_plan.specs.system import ControlConfig
 
     return ControlConfig(max_link_utilization=c.max_link_utilization, window_s=c.window, margin=c.margin,
                          period_s=c.period, queue_per_instance=c.queue_per_instance)
