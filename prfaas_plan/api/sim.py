@@ -12,9 +12,9 @@ import numpy as np
 from prfaas_plan.api.latency import resolve_rate, system_latency
 from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, SystemConfig, systems
 from prfaas_plan.errors import SpecError
-from prfaas_plan.sim.policies import ControlConfig
 from prfaas_plan.sim.run import SimResult, simulate
 from prfaas_plan.specs.scenario import ScenarioSpec
+from prfaas_plan.specs.system import ControlConfig
 
 DEFAULT_LOAD = 0.8
 DEFAULT_REQUESTS = 20_000

@@ -8,46 +8,12 @@ which is what a simulation saturates at.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
-
 from prfaas_plan.api.plan import Timing, homogeneous_splits, plan, timing
 from prfaas_plan.core.throughput import Method, operating_point, routing
 from prfaas_plan.specs.scenario import ScenarioSpec
+from prfaas_plan.specs.system import SystemConfig
 
 PRFAAS, HOMOGENEOUS, NAIVE = "prfaas", "homogeneous", "naive_heterogeneous"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SystemConfig:
-    """One system to time: routing threshold, instance counts, service laws, decode shape.
-
-    ``threshold_tokens``: requests with uncached length > t go to the PrfaaS pool; None sends
-    everything to the local PD-P pool; 0 sends everything to PrfaaS.
-    """
-
-    name: str
-    threshold_tokens: float | None
-    n_prfaas: int
-    n_p: int
-    n_d: int
-    t_prfaas: Callable[[Any], Any] | None  # T_prefill on one PrfaaS instance, s
-    t_local: Callable[[Any], Any] | None  # T_prefill on one local PD-P instance, s
-    kv_bytes: Callable[[Any], Any]  # bytes of KV for an uncached length, B
-    link_bytes_per_s: float  # usable: bandwidth x usable fraction
-    rtt_s: float
-    n_layers: int  # for layer-wise pipelining of the transfer
-    pipelining: bool
-    bs_max: int
-    t_decode_s: float  # decode step time at BS_max
-    output_tokens: float
-    capacity_rps: float
-    capacity_binding: str
-
-    @property
-    def decode_rps(self) -> float:
-        return self.n_d * self.bs_max / (self.t_decode_s * self.output_tokens)
 
 
 def _decode_shape(sc: ScenarioSpec, t: Timing) -> tuple[int, float]:

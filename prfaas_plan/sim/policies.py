@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -26,37 +25,10 @@ from prfaas_plan.core.trace import BlockCache
 from prfaas_plan.errors import SpecError
 from prfaas_plan.sim.entities import DecodeSlots, Pool
 from prfaas_plan.sim.stations import SharedLink, gamma_arrivals, poisson_arrivals
+from prfaas_plan.specs.system import ControlConfig  # re-exported: its old home
 
 __all__ = ["ControlConfig", "LinkMonitor", "ParamSource", "RoleBalancer", "TraceSource",
            "make_source"]
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ControlConfig:
-    """Scheduler knobs. ``max_link_utilization`` None turns the short-term rule off, ``period_s``
-    None (the default) the long-term one. ``queue_per_instance``: a queue counts as long when it
-    holds at least this many requests per instance of its pool (PD-P instances for the prefill
-    queue, decode instances for the admission queue).
-    """
-
-    max_link_utilization: float | None = 0.9
-    window_s: float = 5.0
-    margin: float = 0.25
-    period_s: float | None = None
-    queue_per_instance: float = 2.0
-
-    def __post_init__(self) -> None:
-        u = self.max_link_utilization
-        if u is not None and not 0 < u <= 1:
-            raise SpecError(f"must be in (0, 1], got {u!r}", field="control.max_link_utilization")
-        if not self.window_s > 0:
-            raise SpecError(f"must be > 0 s, got {self.window_s!r}", field="control.window_s")
-        if not self.margin >= 0:
-            raise SpecError(f"must be >= 0, got {self.margin!r}", field="control.margin")
-        if self.period_s is not None and not self.period_s > 0:
-            raise SpecError(f"must be > 0 s, got {self.period_s!r}", field="control.period_s")
-        if not self.queue_per_instance > 0:
-            raise SpecError(f"must be > 0, got {self.queue_per_instance!r}", field="control.queue_per_instance")
 
 
 class LinkMonitor:

@@ -52,14 +52,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from prfaas_plan.api.systems import SystemConfig
 from prfaas_plan.errors import SpecError
 from prfaas_plan.sim.engine import Engine
 from prfaas_plan.sim.entities import DecodeSlots, Hist, Pool, Req
-from prfaas_plan.sim.policies import ControlConfig, LinkMonitor, ParamSource, RoleBalancer, TraceSource, make_source
+from prfaas_plan.sim.policies import LinkMonitor, ParamSource, RoleBalancer, TraceSource, make_source
 from prfaas_plan.sim.result import SimResult
 from prfaas_plan.sim.stations import SharedLink
 from prfaas_plan.specs.scenario import ScenarioSpec
+from prfaas_plan.specs.system import ControlConfig, SystemConfig
 
 __all__ = ["ControlConfig", "Saturation", "SimResult", "saturation_throughput", "simulate"]
 

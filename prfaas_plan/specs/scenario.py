@@ -7,6 +7,7 @@ from typing import Any
 
 from prfaas_plan.specs.hardware import InstanceSpec
 from prfaas_plan.specs.model import ModelSpec
+from prfaas_plan.specs.system import ControlConfig
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,7 +101,7 @@ class ScenarioSpec:
     naive_heterogeneous: bool = True
     layerwise_pipelining: bool = True
     cache_mode: str = "bandwidth-scarce"
-    control: Any = None  # sim.policies.ControlConfig, or None: no control loops
+    control: ControlConfig | None = None  # None: no control loops
     path: str | None = None
 
     @property
