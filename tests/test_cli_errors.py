@@ -353,4 +353,4 @@ def test_a_kind_set_beside_the_files_fields_names_the_option_and_the_fix():
     line = error_line("optimize", "--set", "workload.input.kind=uniform")
     assert "workload.input.mu: unknown key 'mu'" in line
     assert "--set workload.input.kind" in line and "--set 'workload.input={...}'" in line
-    assert best_rate("optimize", "--set", "workload.input={kind: uniform, min: 128, max: 128K}") > 0
+    assert best_rate("--set", "workload.input={kind: uniform, min: 128, max: 128K}") > 0
