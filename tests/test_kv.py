@@ -219,3 +219,23 @@ def test_model_show_refuses_a_non_positive_reference(option: str, value: str) ->
     assert res.exit_code == 2, res.output
     (line,) = res.stderr.strip().splitlines()
     assert line == f"error: {option}: must be a positive whole number, got {value}"
+
+
+def test_model_show_prints_weight_bytes_and_context() -> None:
+    from typer.testing import CliRunner
+
+    from prfaas_plan.cli import app
+
+    runner = CliRunner()
+    shown = runner.invoke(app, ["model", "show", "gpt-oss-120b", "--format", "json"])
+    assert shown.exit_code == 0, shown.output
+    import json
+
+    d = json.loads(shown.stdout)
+    experts = 36 * 128 * 3 * 2880 * 2880  # MXFP4, 0.5 + 1/32 B; the other 116.8e9 - experts weights bf16
+    assert d["weights_bytes"] == pytest.approx(experts * 0.53125 + (116.8e9 - experts) * 2, rel=1e-12)
+    assert d["max_position_embeddings"] == 131072 and d["weight_format"]["expert_bytes"] == 0.53125
+    table = runner.invoke(app, ["model", "show", "gpt-oss-120b"]).stdout
+    assert f"Weights: {d['weights_bytes'] / 2**30:,.1f} GiB, MXFP4" in table and "context 131,072 tokens" in table
+    plain = runner.invoke(app, ["model", "show", "internal-1t"]).stdout
+    assert "Weights: 931.3 GiB, fp8; context 262,144 tokens" in plain  # 1e12 x 1 B, no weight_format

@@ -67,7 +67,7 @@ def emit_model(fmt: str, r: dict[str, Any]) -> None:
                          [[units.format_length(s["length_tokens"]), _mib(s["kv_bytes"])] for s in r["s_kv"]]))
         wf, ctx = r.get("weight_format"), r.get("max_position_embeddings")
         out.append(textwrap.fill(f"Weights: {units.bytes_to_gib(r['weights_bytes']):,.1f} GiB, "
-                   + (f"{wf['name']} ({wf['expert_bytes']:.4g} B per expert weight, {wf['other_bytes']:.4g} B "
+                   + (f"{wf['name']} ({wf['expert_bytes']:.6g} B per expert weight, {wf['other_bytes']:.6g} B "
                       "per other weight, scales included)" if wf else f"{r['weight_dtype']}")
                    + (f"; context {ctx:,} tokens (max_position_embeddings)." if ctx else "; context not given."),
                    width=WIDTH))
