@@ -239,3 +239,10 @@ def test_model_show_prints_weight_bytes_and_context() -> None:
     assert f"Weights: {d['weights_bytes'] / 2**30:,.1f} GiB, MXFP4" in table and "context 131,072 tokens" in table
     plain = runner.invoke(app, ["model", "show", "internal-1t"]).stdout
     assert "Weights: 931.3 GiB, fp8; context 262,144 tokens" in plain  # 1e12 x 1 B, no weight_format
+
+
+def test_hybrid_saving_refuses_a_non_positive_reference() -> None:
+    from prfaas_plan.errors import SpecError
+
+    with pytest.raises(SpecError, match="got 0"):
+        kv.hybrid_saving(load_model("Llama-3.1-8B"), reference_kv_heads=0)

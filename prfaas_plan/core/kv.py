@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from prfaas_plan.errors import SpecError
 from prfaas_plan.specs.model import (
     AttentionKind,
     DType,
@@ -176,6 +177,9 @@ class HybridSaving:
 def hybrid_saving(model: ModelSpec, *, reference_kv_heads: int = 8, reference_head_dim: int = 128,
                   kv_dtype: DType | None = None) -> HybridSaving | None:
     """The KV saving against a dense GQA reference; None for a model with no growing KV."""
+    for name, value in (("reference_kv_heads", reference_kv_heads), ("reference_head_dim", reference_head_dim)):
+        if value < 1:  # a zero reference would print "0.0x less KV"
+            raise SpecError(f"must be a positive whole number, got {value}", field=name)
     kv = kv_dtype or model.kv_dtype
     growing_groups = [g for g in model.layers if isinstance(g, GqaGroup | MlaGroup)]
     growing_layers = sum(g.count for g in growing_groups)
