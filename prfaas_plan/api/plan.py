@@ -12,7 +12,7 @@ import numpy as np
 from prfaas_plan import units
 from prfaas_plan.api.perf import gpu_lookup
 from prfaas_plan.core import kv
-from prfaas_plan.core.optimize import Search, Space, search
+from prfaas_plan.core.optimize import Search, Space, offload_all_threshold, search
 from prfaas_plan.core.throughput import Curves, Method, OperatingPoint, operating_point, routing
 from prfaas_plan.core.timing import prefill_timer
 from prfaas_plan.errors import InfeasibleError, SpecError
@@ -133,7 +133,7 @@ def homogeneous(sc: ScenarioSpec, cluster: ClusterSpec, method: Method) -> dict[
 
 def naive(sc: ScenarioSpec, t: Timing, method: Method) -> dict[str, Any]:
     """Naive heterogeneous PD: all prefill on the PrfaaS cluster, all local instances decode."""
-    r = routing(sc.workload.lengths, t.curves, [sc.workload.lengths.lo - 1], method)
+    r = routing(sc.workload.lengths, t.curves, [offload_all_threshold(sc.workload.lengths)], method)
     op = operating_point(r, 0, n_prfaas=sc.prfaas.instances, n_p=0, n_d=sc.local.instances,
                          link_bytes_per_s=sc.link.usable_bytes_per_s, decode_rps_per_instance=t.decode_rps_per_instance)
     price = _sum_price(sc.prfaas.price_per_hour, sc.local.price_per_hour)

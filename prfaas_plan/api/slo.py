@@ -4,7 +4,9 @@ Throughput alone (Eq. 6) lets queues grow without limit near Lambda_max. With ``
 a configuration's rate is the largest lambda < Lambda_max with TTFT_stat(lambda) <= bound, from
 the analytic latency model (``core.latency``); TTFT grows with lambda, so bisection finds it.
 Candidates: every split of the search space at a coarse log grid of thresholds plus each split's
-throughput-best t, then a local refinement of t around the winner. Splits whose throughput
+throughput-best t, and the two special cases of the throughput search (every request offloaded
+with N_p = 0, none offloaded; ``core.optimize.special_cases``), then a local refinement of t
+around the winner. Splits whose throughput
 bound cannot beat the best rate found so far are skipped, and so is a candidate whose TTFT at
 that rate already misses the bound.
 """
@@ -19,7 +21,7 @@ import numpy as np
 from prfaas_plan.api.latency import system_latency
 from prfaas_plan.api.plan import Timing, homogeneous_splits
 from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, SystemConfig, systems
-from prfaas_plan.core.optimize import Search
+from prfaas_plan.core.optimize import Search, special_cases
 from prfaas_plan.core.throughput import Method, operating_point, routing
 from prfaas_plan.errors import InfeasibleError
 from prfaas_plan.specs.scenario import ScenarioSpec
@@ -109,6 +111,15 @@ def bounded(sc: ScenarioSpec, t: Timing, res: Search) -> dict[str, Any]:
             rate = max_rate(sc, c, bound, stat, floor=best[0] if best else 0.0)
             if rate is not None and (best is None or rate > best[0]):
                 best = (rate, c)
+    for op in special_cases(lengths, t.curves, space, method=Method.EXACT, link_bytes_per_s=sc.link.usable_bytes_per_s,
+                            decode_rps_per_instance=t.decode_rps_per_instance):
+        assert op.threshold_tokens is not None
+        c = _config(base, sc, t, op.threshold_tokens, op.n_prfaas, op.n_p, op.n_d)
+        if best is not None and c.capacity_rps <= best[0]:
+            continue
+        rate = max_rate(sc, c, bound, stat, floor=best[0] if best else 0.0)
+        if rate is not None and (best is None or rate > best[0]):
+            best = (rate, c)
     if best is None:
         zero = system_latency(sc, base, base.capacity_rps * 1e-6)
         raise InfeasibleError(

@@ -9,6 +9,7 @@ which is what a simulation saturates at.
 from __future__ import annotations
 
 from prfaas_plan.api.plan import Timing, homogeneous_splits, plan, timing
+from prfaas_plan.core.optimize import offload_all_threshold
 from prfaas_plan.core.throughput import Method, operating_point, routing
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.system import SystemConfig
@@ -49,7 +50,7 @@ def systems(sc: ScenarioSpec, *, which: tuple[str, ...] = (PRFAAS, HOMOGENEOUS, 
                                         link_bytes_per_s=sc.link.usable_bytes_per_s, bs_max=hbs, t_decode_s=hstep,
                                         capacity_rps=cap.lambda_max_rps, capacity_binding=str(cap.binding), **common)
     if NAIVE in which and sc.naive_heterogeneous:
-        r = routing(lengths, t.curves, [lengths.lo - 1], Method.EXACT)
+        r = routing(lengths, t.curves, [offload_all_threshold(lengths)], Method.EXACT)
         cap = operating_point(r, 0, n_prfaas=sc.prfaas.instances, n_p=0, n_d=sc.local.instances,
                               link_bytes_per_s=sc.link.usable_bytes_per_s,
                               decode_rps_per_instance=t.decode_rps_per_instance)

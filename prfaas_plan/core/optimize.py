@@ -5,6 +5,13 @@ Eq. 6 over the whole (t, N_prfaas, N_p) grid, N_d = N_local - N_p; then, at the 
 the Eq. 7 crossing Theta_prfaas / p = Theta_pd-p / (1 - p) is located by a bracketing root finder
 (regula falsi, Illinois variant) so t is not limited to the grid step. The refined point is kept
 only if it beats the grid's best.
+
+Two special cases of the configuration are evaluated apart from the grid, so the plan is never
+below them whatever the threshold range: every request offloaded (p = 1, t below the shortest
+length, N_p = 0 and N_d = N_local: naive heterogeneous PD; N_p = 0 only there, since with p < 1
+short requests would have no local prefill) and none offloaded (p = 0, t = the longest length,
+every split N_p / N_d: homogeneous PD on the local cluster). Either replaces the best only if it is
+higher by more than a rounding margin, so a grid point that equals it is kept.
 """
 
 from __future__ import annotations
@@ -44,9 +51,21 @@ class Space:
         return len(self.thresholds) * len(self.n_prfaas) * len(self.n_p)
 
 
+_MARGIN = 1e-9  # relative: a special case must beat the grid's best by more than this to replace it
+
+
+def offload_all_threshold(lengths: LengthDistribution) -> float:
+    """A threshold t below the shortest length, so p = P(L > t) = 1 (naive heterogeneous PD)."""
+    return max(float(lengths.lo) - 1.0, 0.0)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Search:
-    """The result of a search: the best point, runners-up and the grid it came from."""
+    """The result of a search: the best point, runners-up and the grid it came from.
+
+    ``evaluations`` counts the grid's cells (those of the root finder and of the two special
+    cases are not counted).
+    """
 
     best: OperatingPoint
     top: tuple[OperatingPoint, ...]
@@ -111,9 +130,32 @@ def _refine(lengths: LengthDistribution, curves: Curves, method: Method, r: Rout
     return None
 
 
+def special_cases(lengths: LengthDistribution, curves: Curves, space: Space, *, method: Method,
+                  link_bytes_per_s: float, decode_rps_per_instance: float) -> list[OperatingPoint]:
+    """The best all-offloaded point (p = 1, N_p = 0; the most N_prfaas, ties to the fewest) and,
+    for a finite longest length, the best none-offloaded point (p = 0; fewest N_prfaas)."""
+    kw = {"link_bytes_per_s": link_bytes_per_s, "decode_rps_per_instance": decode_rps_per_instance}
+    r = routing(lengths, curves, [offload_all_threshold(lengths)], method)
+    lam = bounds(r, n_prfaas=space.n_prfaas.reshape(1, -1), n_p=0, n_d=space.n_local, **kw).lambda_max[0]
+    k = int(lam.argmax())
+    out = [operating_point(r, 0, n_prfaas=int(space.n_prfaas[k]), n_p=0, n_d=space.n_local, **kw)]
+    hi = float(lengths.hi)
+    if np.isfinite(hi) and len(space.n_p):
+        r0 = routing(lengths, curves, [hi], method)
+        n_prfaas = int(space.n_prfaas.min())
+        lam0 = bounds(r0, n_prfaas=n_prfaas, n_p=space.n_p.reshape(1, -1), n_d=space.n_local - space.n_p.reshape(1, -1),
+                      **kw).lambda_max[0]
+        n_p = int(space.n_p[int(lam0.argmax())])
+        out.append(operating_point(r0, 0, n_prfaas=n_prfaas, n_p=n_p, n_d=space.n_local - n_p, **kw))
+    return out
+
+
 def search(lengths: LengthDistribution, curves: Curves, space: Space, *, method: Method, link_bytes_per_s: float,
-           decode_rps_per_instance: float, top: int = 5, refine: bool = True) -> Search:
-    """Maximise Lambda_max (Eq. 6) over the space; see the module docstring."""
+           decode_rps_per_instance: float, top: int = 5, refine: bool = True, special: bool = True) -> Search:
+    """Maximise Lambda_max (Eq. 6) over the space; see the module docstring.
+
+    ``special``: also weigh the all-offloaded and none-offloaded configurations (off: the grid only).
+    """
     r = routing(lengths, curves, space.thresholds, method)
     kw = {"link_bytes_per_s": link_bytes_per_s, "decode_rps_per_instance": decode_rps_per_instance}
     gb = grid_bounds(r, space, **kw)
@@ -144,5 +186,11 @@ def search(lengths: LengthDistribution, curves: Curves, space: Space, *, method:
             cand = operating_point(rr, 0, n_prfaas=best.n_prfaas, n_p=best.n_p, n_d=best.n_d, **kw)
             if cand.lambda_max_rps >= best.lambda_max_rps:
                 best, refined = cand, True
-    return Search(best=best, top=(best, *points[1:]), routing=r, lambda_grid=lam, space=space, refined=refined,
+    ranked = [best, *points[1:]]
+    if special:
+        for cand in special_cases(lengths, curves, space, method=method, **kw):
+            if cand.lambda_max_rps > ranked[0].lambda_max_rps * (1 + _MARGIN):
+                best, refined = cand, False
+                ranked = [cand, *ranked][:max(top, 1)]
+    return Search(best=best, top=tuple(ranked), routing=r, lambda_grid=lam, space=space, refined=refined,
                   evaluations=space.size)

@@ -1,21 +1,24 @@
-"""The optimizer against brute force over the same grid."""
+"""The optimizer against brute force over the same grid, plus its two special cases."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prfaas_plan.core.lengths import Gamma, TruncatedLogNormal, Uniform
-from prfaas_plan.core.optimize import Space, search
+from prfaas_plan.core.lengths import Empirical, Fixed, Gamma, TruncatedLogNormal, Uniform
+from prfaas_plan.core.optimize import Space, offload_all_threshold, search
 from prfaas_plan.core.throughput import Curves, Method, operating_point, routing
 
 
-def brute_force(L, curves, space, method, link, dec):
+def brute_force(L, curves, space, method, link, dec, *, special=True):
+    """Every (t, N_prfaas, N_p) one by one; with ``special`` also t below the shortest length and t
+    at the longest, and N_p = 0 (only p = 1 serves anything there: short requests need N_p > 0)."""
     best = None
-    for t in space.thresholds:
+    extra = [offload_all_threshold(L), L.hi] if special else []
+    for t in [*space.thresholds, *extra]:
         r = routing(L, curves, [t], method)
         for n_prfaas in space.n_prfaas:
-            for n_p in space.n_p:
+            for n_p in ([0] if special else []) + list(space.n_p):
                 op = operating_point(r, 0, n_prfaas=int(n_prfaas), n_p=int(n_p), n_d=space.n_local - int(n_p),
                                      link_bytes_per_s=link, decode_rps_per_instance=dec)
                 if best is None or op.lambda_max_rps > best.lambda_max_rps:
@@ -47,9 +50,11 @@ def test_search_matches_brute_force(case, method):
     L, c, space, link, dec = SCENARIOS[case]
     bf = brute_force(L, c, space, method, link, dec)
     res = search(L, c, space, method=method, link_bytes_per_s=link, decode_rps_per_instance=dec, refine=False)
-    assert res.best.lambda_max_rps == pytest.approx(bf.lambda_max_rps, rel=1e-12)
-    assert (res.best.n_prfaas, res.best.n_p) == (bf.n_prfaas, bf.n_p) or res.best.lambda_max_rps == pytest.approx(
-        bf.lambda_max_rps, rel=1e-12)
+    assert res.best.lambda_max_rps == pytest.approx(bf.lambda_max_rps, rel=1e-9)
+    grid = search(L, c, space, method=method, link_bytes_per_s=link, decode_rps_per_instance=dec, refine=False,
+                  special=False)
+    assert grid.best.lambda_max_rps == pytest.approx(brute_force(L, c, space, method, link, dec, special=False)
+                                                     .lambda_max_rps, rel=1e-12)
     refined = search(L, c, space, method=method, link_bytes_per_s=link, decode_rps_per_instance=dec)
     # refinement never loses against any grid point
     assert refined.best.lambda_max_rps >= bf.lambda_max_rps * (1 - 1e-12)
@@ -75,6 +80,45 @@ def test_search_never_worse_than_any_grid_point(n_local, factor, link_gbps, dec,
     assert res.best.lambda_max_rps >= res.lambda_grid.max() * (1 - 1e-12)
     lams = [p.lambda_max_rps for p in res.top[1:]]
     assert lams == sorted(lams, reverse=True)
+
+
+FAST, SLOW = curves(0.389, 4.1e-5, 9.5e-11, 1.0, 17280, 1.8e8), curves(0.389, 4.1e-5, 9.5e-11, 3.3, 17280, 1.8e8)
+
+
+@pytest.mark.parametrize("method", [Method.PAPER, Method.EXACT])
+def test_every_request_offloaded_when_that_is_best(method):
+    """The issue's case: every request 8,192 tokens, decode-bound splits. N_p = 0 with p = 1 (naive
+    heterogeneous PD) gives min(N_prfaas / T(8192), N_local x decode rate); any N_p >= 1 loses a
+    decode instance for a prefill instance that only helps with requests it never gets."""
+    L = Fixed(value=8192)
+    space = Space(thresholds=np.arange(128, 131073, 128.0), n_prfaas=np.array([4]), n_local=8)
+    t_8k = float(FAST.t_prfaas(8192.0))  # 0.389 + 4.1e-5 x 8192 + 9.5e-11 x 8192^2 = 0.7333 s
+    assert t_8k == pytest.approx(0.389 + 4.1e-5 * 8192 + 9.5e-11 * 8192**2)
+    dec = 0.78125  # 20 / (25 ms x 1024)
+    res = search(L, FAST, space, method=method, link_bytes_per_s=12.5e9, decode_rps_per_instance=dec)
+    b = res.best
+    assert (b.n_prfaas, b.n_p, b.n_d, b.p_offload) == (4, 0, 8, 1.0)
+    assert b.threshold_tokens == 8191.0
+    assert b.lambda_max_rps == pytest.approx(min(4 / t_8k, 8 * dec), rel=1e-12)  # 5.455 req/s, compute-bound
+    assert b.theta_pd_p_rps is None and b.l_short_tokens is None
+    # the grid alone (N_p >= 1) stops at 7 decode instances
+    grid = search(L, FAST, space, method=method, link_bytes_per_s=12.5e9, decode_rps_per_instance=dec, special=False)
+    assert grid.best.lambda_max_rps == pytest.approx(7 * dec, rel=1e-12)
+    assert res.top[1] == grid.best  # the grid's best is the runner-up
+
+
+def test_nothing_offloaded_when_the_range_stops_short():
+    """A threshold range that ends below the longest length still weighs t = max (p = 0): with a
+    link too slow for any offload, that is homogeneous PD on the local cluster's best split."""
+    L = Empirical(values=np.array([1000.0, 2000.0, 60000.0]))
+    space = Space(thresholds=np.linspace(1000, 30000, 10), n_prfaas=np.array([1, 3]), n_local=6)
+    res = search(L, SLOW, space, method=Method.EXACT, link_bytes_per_s=1e3, decode_rps_per_instance=5.0)
+    b = res.best
+    assert (b.p_offload, b.threshold_tokens, b.n_prfaas) == (0.0, 60000.0, 1)
+    t_mean = float(np.mean(SLOW.t_local(np.array([1000.0, 2000.0, 60000.0]))))
+    hom = max(min(n_p / t_mean, (6 - n_p) * 5.0) for n_p in range(1, 6))
+    assert b.lambda_max_rps == pytest.approx(hom, rel=1e-12)
+    assert b.lambda_max_rps > res.lambda_grid.max() * 10  # the grid's every t offloads the 60K request
 
 
 @pytest.mark.parametrize(("f", "a", "b", "root"), [
