@@ -1,0 +1,78 @@
+"""Run the console script in-process and check the properties every run must have.
+
+A run goes through ``prfaas_plan.cli.main`` exactly as the installed ``prfaas-plan`` does (usage
+errors folded to one line there), with stdout and stderr captured.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from dataclasses import dataclass
+
+from hypothesis import event
+from typer.testing import CliRunner
+
+from prfaas_plan.cli import main
+
+# a Python exception's class name or a traceback in a message means a bug reached the user
+_EXCEPTION_NAME = re.compile(r"Traceback|\b[A-Z][A-Za-z]*(Error|Exception|Warning)\b|\bNoneType\b")
+# what must never be printed as a result
+_NON_FINITE = re.compile(r"(?<![\w.])(-?inf(inity)?|nan)(?![\w])", re.IGNORECASE)
+_NONE = re.compile(r"\bNone\b")
+
+
+@dataclass(frozen=True)
+class Run:
+    args: tuple[str, ...]
+    code: int
+    stdout: str
+    stderr: str
+
+
+def run(args: list[str]) -> Run:
+    runner = CliRunner()
+    with runner.isolation() as streams:
+        out, err = streams[0], streams[1]
+        argv, sys.argv = sys.argv, ["prfaas-plan", *args]
+        try:
+            main()
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+        finally:
+            sys.argv = argv
+            sys.stdout.flush()
+            sys.stderr.flush()
+        stdout, stderr = out.getvalue().decode(), err.getvalue().decode()
+    return Run(tuple(args), code, stdout, stderr)
+
+
+def check(r: Run, *, names: tuple[str, ...] = ()) -> None:
+    """The properties of every run.
+
+    - exit code 0, 1 (infeasible plan) or 2 (bad input);
+    - on 1 or 2: exactly one line on stderr, no exception name; on 2 it names at least one of
+      ``names`` (the option, file or field the bad value went in through);
+    - on 0: no NaN, inf or None in the output; JSON parses.
+    """
+    event(f"exit {r.code}")  # the mix of outcomes: pytest --hypothesis-show-statistics
+    where = f"prfaas-plan {' '.join(r.args)}\nstdout: {r.stdout[-2000:]}\nstderr: {r.stderr[-2000:]}"
+    assert r.code in (0, 1, 2), where
+    if r.code in (1, 2):
+        lines = [line for line in r.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1, f"expected one line on stderr\n{where}"
+        assert not _EXCEPTION_NAME.search(lines[0]), f"exception name in the message\n{where}"
+        if r.code == 2 and names:
+            assert any(n in lines[0] for n in names), f"message names none of {names}\n{where}"
+        return
+    assert not _NON_FINITE.search(r.stdout), f"non-finite number in the output\n{where}"
+    assert not _NONE.search(r.stdout), f"None in the output\n{where}"
+    assert not _EXCEPTION_NAME.search(r.stderr), f"exception name on stderr\n{where}"
+    if "json" in r.args:
+        json.loads(r.stdout, parse_constant=_refuse)
+
+
+def _refuse(token: str):
+    raise AssertionError(f"{token} in JSON")

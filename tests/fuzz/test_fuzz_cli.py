@@ -1,0 +1,227 @@
+"""Fuzzing every input surface through the console script, in-process.
+
+Properties (issue "Every real input works"): exit code in {0, 1, 2}; on 1 or 2 one line on stderr
+without an exception name, and on 2 that line names the option, file or field; on 0 no NaN, inf
+or None in any format, and JSON parses. Cases per test are set by ``CASES`` below; CI runs them
+derandomized (the same cases every run), a local run draws new ones.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.conftest import FIXTURES, ROOT
+from tests.fuzz import strategies as fz
+from tests.fuzz.harness import check, run
+
+CI = bool(os.environ.get("CI"))
+SCALE = float(os.environ.get("PRFAAS_FUZZ_SCALE", "1"))  # e.g. 10 for a longer local hunt
+FORMATS = st.sampled_from(["table", "json", "csv"])
+HF_BASES = sorted((FIXTURES / "hf-configs").glob("*.json")) + sorted(FIXTURES.glob("*.json"))
+SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml"))
+
+
+def fuzz(cases: int):
+    return settings(max_examples=max(1, round(cases * SCALE)), deadline=None, derandomize=CI, database=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def _tmp(name: str, text: str) -> Path:
+    folder = Path(tempfile.mkdtemp(prefix="prfaas-fuzz-"))
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _value(option: str) -> str:
+    return option.split("=", 1)[1]
+
+
+def _names(options: list[str]) -> tuple[str, ...]:
+    """What a message about one of these --set options must mention: its key (or its value)."""
+    out: list[str] = []
+    for o in options:
+        key, _, value = o.partition("=")
+        out += [key, key.rsplit(".", 1)[-1]]
+        if value.strip():
+            out.append(value.strip())
+    return (*out, "--set")
+
+
+@fuzz(60)
+@given(st.lists(fz.set_option, min_size=1, max_size=2), st.sampled_from(["paper", "exact"]), FORMATS)
+def test_optimize_with_overrides(options, method, fmt):
+    args = ["optimize", "--method", method, "--format", fmt]
+    for o in options:
+        args += ["--set", o]
+    check(run(args), names=_names(options))
+
+
+@fuzz(30)
+@given(fz.quantity, FORMATS)
+def test_bandwidth_strings(text, fmt):
+    check(run(["optimize", "--set", f"link.bandwidth={text}", "--format", fmt]),
+          names=("link.bandwidth", "bandwidth", text.strip() or "''"))
+
+
+@fuzz(25)
+@given(st.one_of(fz.set_option, st.just("link.bandwidth=10Gbps")), st.sampled_from(["--load", "--rate"]),
+       st.one_of(fz.quantity, st.sampled_from(["0.5", "0.9", "1.0", "1.2", "2.0"])), FORMATS)
+def test_latency(option, flag, value, fmt):
+    check(run(["latency", "--set", option, flag, value, "--format", fmt]),
+          names=(*_names([option]), flag, value))
+
+
+@fuzz(15)
+@given(st.one_of(fz.set_option, st.just("link.bandwidth=10Gbps")), st.integers(min_value=-1, max_value=300),
+       st.sampled_from(["0.3", "0.8", "1.0", "3", "nan"]), st.sampled_from(["0", "1", "-1", "x"]), FORMATS)
+def test_simulate(option, requests, load, seed, fmt):
+    check(run(["simulate", "--set", option, "--requests", str(requests), "--load", load, "--seed", seed,
+               "--format", fmt]), names=(*_names([option]), "--requests", "--load", "--seed"))
+
+
+LENGTH = st.sampled_from(["1", "1K", "8K", "32K", "128K", "1e5", "100000", "3000", "200K"])
+KV_RATE = ({"--hardware": st.sampled_from(["H200", "H20", "B200", "H100", "MI355X"]),
+            "--gpus": st.sampled_from(["8", "4", "1"]),
+            "--lengths": st.lists(LENGTH, min_size=1, max_size=3).map(",".join),
+            "--source": st.sampled_from(["auto", "measured", "analytic", "both", "scaled"]),
+            "--instances": st.sampled_from(["1", "8", "64"])},
+           {"--hardware": st.sampled_from(["H2000", "x", ""]), "--gpus": st.sampled_from(["0", "-1", "3", "x"]),
+            "--lengths": st.lists(fz.quantity, min_size=1, max_size=3).map(",".join),
+            "--source": st.just("other"), "--instances": st.sampled_from(["0", "-2", "1e3"])})
+
+
+@fuzz(40)
+@given(fz.options(*KV_RATE),
+       st.sampled_from(["internal-1t", "MiniMax-M2.5", "Kimi-Linear-48B-A3B", "Qwen3-32B", "gpt-oss-120b"]), FORMATS)
+def test_kv_rate(opts, model, fmt):
+    args, broken = opts
+    check(run(["kv-rate", model, *args, "--format", fmt]), names=(broken or model, model))
+
+
+PERF = ({"--tpot": st.sampled_from(["25ms", "50ms", "0.02s", "1s", "100us"]), "--context": LENGTH,
+         "--output-len": st.sampled_from(["1", "128", "1024", "4K"]),
+         "--batches": st.sampled_from(["1,8", "1,8,32,64", "256", "1,4096"]),
+         "--lengths": st.lists(LENGTH, min_size=1, max_size=3).map(",".join),
+         "--memory-fraction": st.sampled_from(["0.9", "0.5", "1"]),
+         "--hardware": st.sampled_from(["H200", "H20", "B200", "L40S"]), "--gpus": st.sampled_from(["8", "4"])},
+        {"--tpot": fz.quantity, "--context": fz.quantity, "--output-len": fz.quantity,
+         "--batches": st.sampled_from(["0", "x", "1,1e9", "-1", ""]), "--lengths": fz.quantity,
+         "--memory-fraction": st.sampled_from(["0", "1.5", "nan", "-1"]), "--gpus": st.sampled_from(["0", "x"])})
+
+
+@fuzz(40)
+@given(fz.options(*PERF), st.sampled_from(["MiniMax-M2.5", "internal-1t", "Qwen3-32B", "DeepSeek-V3.2",
+                                           "gpt-oss-120b"]), FORMATS)
+def test_perf(opts, model, fmt):
+    args, broken = opts
+    check(run(["perf", model, *args, "--format", fmt]), names=(broken or model, model))
+
+
+@fuzz(15)
+@given(st.sampled_from(["internal-1t", "DeepSeek-V3.2", "MiMo-V2-Flash", "nosuch"]),
+       st.sampled_from(["bf16", "fp8", "fp4", "x"]), st.sampled_from(["8", "0", "-1", "x", "1"]),
+       st.sampled_from(["128", "0", "64"]), FORMATS)
+def test_model_show(model, dtype, heads, head_dim, fmt):
+    check(run(["model", "show", model, "--kv-dtype", dtype, "--ref-kv-heads", heads, "--ref-head-dim", head_dim,
+               "--format", fmt]), names=(model, "--kv-dtype", "--ref-kv-heads", "--ref-head-dim"))
+
+
+SWEEPS = st.sampled_from([("link.bandwidth", "1Gbps", "100Gbps"), ("link.bandwidth", "500Mbps", "10GB/s"),
+                          ("clusters.prfaas.instances", "1", "8"), ("workload.input.mu", "8", "11"),
+                          ("link.usable_fraction", "0.1", "1"), ("clusters.local.instances", "2", "16")])
+
+
+@fuzz(20)
+@given(fz.mostly(SWEEPS, st.tuples(st.sampled_from(["link.bandwidth", "clusters.prfaas.instances", "no.such"]),
+                                   fz.quantity, fz.quantity)),
+       fz.mostly(st.sampled_from(["2", "3", "5", "4:log"]), st.sampled_from(["0", "-1", "100000", "x", "1"])), FORMATS)
+def test_sweep(ends, n, fmt):
+    key, a, b = ends
+    spec = f"{key}={a}..{b}:{n}"
+    check(run(["sweep", "--set", spec, "--format", fmt]), names=(key, spec, "--set", a, b, n))
+
+
+@fuzz(30)
+@given(fz.trace_lines(), st.sampled_from(["optimize", "latency", "simulate"]), FORMATS)
+def test_traces(text, command, fmt):
+    path = _tmp("trace.jsonl", text)
+    extra = {"optimize": [], "latency": ["--load", "0.6"], "simulate": ["--load", "0.6"]}[command]
+    check(run([command, "--trace", str(path), *extra, "--format", fmt]), names=(path.name, "--trace"))
+
+
+@fuzz(25)
+@given(fz.lengths_csv(), st.sampled_from(["optimize", "latency"]), FORMATS)
+def test_length_csvs(text, command, fmt):
+    csv_path = _tmp("lengths.csv", text)
+    scenario = yaml.safe_load((ROOT / "scenarios" / "paper-case-study.yaml").read_text())
+    scenario["workload"]["input"] = {"kind": "empirical", "file": str(csv_path)}
+    path = csv_path.parent / "empirical.yaml"
+    path.write_text(yaml.safe_dump(scenario), encoding="utf-8")
+    extra = ["--load", "0.5"] if command == "latency" else []
+    check(run([command, str(path), *extra, "--format", fmt]), names=(csv_path.name, path.name))
+
+
+@fuzz(40)
+@given(st.data())
+def test_hf_configs(data):
+    base = data.draw(st.sampled_from(HF_BASES))
+    cfg = data.draw(fz.mutated_json(json.loads(base.read_text())))
+    path = _tmp(base.name, json.dumps(cfg))
+    out = path.with_suffix(".yaml")
+    r = run(["model", "import", str(path), "-o", str(out)])
+    check(r, names=(path.name,))
+    if r.code == 0:
+        check(run(["kv-rate", str(out), "--lengths", "1K,32K", "--format", "json"]), names=(out.name,))
+
+
+@fuzz(25)
+@given(fz.measurement_csv(), st.sampled_from(["H200", "H20"]), FORMATS)
+def test_measurement_csvs(text, hardware, fmt):
+    path = _tmp("measured.csv", text)
+    check(run(["calibrate", str(path), "--hardware", hardware, "--gpus", "8", "--format", fmt]), names=(path.name,))
+
+
+@fuzz(40)
+@given(st.data(), st.sampled_from(["paper", "exact"]), FORMATS)
+def test_mutated_scenarios(data, method, fmt):
+    base = data.draw(st.sampled_from(SCENARIOS))
+    scenario = data.draw(fz.mutated_json(yaml.safe_load(base.read_text())))
+    path = _tmp(base.name, yaml.safe_dump(scenario))
+    check(run(["optimize", str(path), "--method", method, "--format", fmt]), names=(path.name,))
+
+
+CATALOG_ENTRIES = sorted((ROOT / "models").glob("*.yaml")) + sorted((ROOT / "hardware").glob("*.yaml"))
+
+
+@fuzz(40)
+@given(st.data(), FORMATS)
+def test_mutated_catalog_entries(data, fmt):
+    """A user's own model or GPU YAML in a --catalog folder, mutated, through the commands that read it."""
+    base = data.draw(st.sampled_from(CATALOG_ENTRIES))
+    entry = data.draw(fz.mutated_json(yaml.safe_load(base.read_text())))
+    folder = Path(tempfile.mkdtemp(prefix="prfaas-fuzz-"))
+    (folder / base.parent.name).mkdir()
+    path = folder / base.parent.name / f"fuzzed-{base.name}"
+    if "name" in entry:
+        entry["name"] = f"fuzzed-{base.stem}"
+    path.write_text(yaml.safe_dump(entry), encoding="utf-8")
+    names = (path.name, f"fuzzed-{base.stem}", "--catalog")
+    if base.parent.name == "models":
+        args = data.draw(st.sampled_from([["kv-rate", f"fuzzed-{base.stem}", "--lengths", "1K,32K"],
+                                          ["model", "show", f"fuzzed-{base.stem}"],
+                                          ["perf", f"fuzzed-{base.stem}", "--hardware", "H200", "--gpus", "8",
+                                           "--context", "8K"],
+                                          ["optimize", "--set", f"model=fuzzed-{base.stem}"]]))
+    else:
+        args = data.draw(st.sampled_from([["kv-rate", "MiniMax-M2.5", "--hardware", f"fuzzed-{base.stem}"],
+                                          ["hardware"],
+                                          ["optimize", "--set", f"clusters.prfaas.hardware=fuzzed-{base.stem}"]]))
+    check(run([*args, "--catalog", str(folder), "--format", fmt]), names=names)
