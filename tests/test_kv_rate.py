@@ -138,3 +138,18 @@ def test_scenario_workload_past_the_context_is_refused(args, shown):
     assert res.exit_code == 2, res.output
     (line,) = res.stderr.strip().splitlines()
     assert shown in line and "(max_position_embeddings)" in line
+
+
+@pytest.mark.parametrize("command", [["kv-rate"], ["perf", "--hardware", "H200", "--gpus", "8"]])
+def test_default_lengths_stop_at_the_models_context(command):
+    """Qwen3-32B's context is 40,960 tokens: without --lengths the rows are 1K, 8K, 32K and the
+    context itself, not a refusal of a 128K nobody asked for; asking for 128K is still refused."""
+    res = runner.invoke(app, [command[0], "Qwen3-32B", *command[1:], "--format", "json"])
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)["rows" if command[0] == "kv-rate" else "prefill"]
+    assert [r["length_tokens"] for r in rows] == [1024, 8192, 32768, 40960]
+    res = runner.invoke(app, [command[0], "Qwen3-32B", *command[1:], "--lengths", "128K"])
+    assert res.exit_code == 2 and "beyond Qwen3-32B's context of 40,960 tokens" in res.stderr
+    res = runner.invoke(app, [command[0], "internal-1t", *command[1:], "--format", "json"])
+    rows = json.loads(res.stdout)["rows" if command[0] == "kv-rate" else "prefill"]
+    assert [r["length_tokens"] for r in rows] == [1024, 8192, 32768, 131072]

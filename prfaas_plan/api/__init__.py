@@ -150,6 +150,18 @@ def import_model(config_path: str) -> dict[str, Any]:
     return data
 
 
+DEFAULT_LENGTHS = (units.K_TOKENS, 8 * units.K_TOKENS, 32 * units.K_TOKENS, 128 * units.K_TOKENS)
+
+
+def default_lengths(model: ModelSpec) -> list[int]:
+    """1K, 8K, 32K, 128K within the model's context, and the context itself where it cuts that list
+    short (Qwen3-32B: 1K, 8K, 32K, 40,960): lengths nobody asked for are never refused."""
+    limit = model.max_position_embeddings
+    if limit is None or limit >= DEFAULT_LENGTHS[-1]:
+        return list(DEFAULT_LENGTHS)
+    return [n for n in DEFAULT_LENGTHS if n < limit] + [int(limit)]
+
+
 def require_context(model: ModelSpec, lengths: Sequence[float], option: str, *, allow: bool = False) -> None:
     """Refuse lengths past the model's max_position_embeddings unless the user allows them."""
     over = model.beyond_context(lengths)
@@ -186,7 +198,7 @@ def instance(hardware: str, gpus: int, catalog: Catalog) -> InstanceSpec:
     return InstanceSpec(gpu=load_gpu(hardware, catalog), gpus=gpus)
 
 
-def kv_rate(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int], catalog: Catalog,
+def kv_rate(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int] | None, catalog: Catalog,
             instances: int | None = None, kv_dtype: str | None = None, state_dtype: str | None = None,
             source: str = "auto", allow_beyond_context: bool = False) -> dict[str, Any]:
     """Phi_kv(l) = S_kv(l) / T_prefill(l) per length (Eq. 1) and, for N instances, B_out (Eq. 2).
@@ -194,11 +206,12 @@ def kv_rate(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int],
     Each row says where its time comes from: ``measured`` at a profile point, ``interpolated``
     between points, ``extrapolated`` outside them or past the model's context (analytic rows
     there too); ``analytic`` otherwise. Lengths past max_position_embeddings are refused unless
-    ``allow_beyond_context``.
+    ``allow_beyond_context``; ``lengths=None`` is :func:`default_lengths`.
     """
     if instances is not None and instances < 1:
         raise SpecError(f"must be a positive number of instances, got {instances}", field="--instances")
     m = load_model(model_ref, catalog)
+    lengths = default_lengths(m) if lengths is None else lengths
     require_context(m, lengths, "--lengths", allow=allow_beyond_context)
     inst = instance(hardware, gpus, catalog)
     kvd, std = _dtype(kv_dtype, "--kv-dtype"), _dtype(state_dtype, "--state-dtype")

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from prfaas_plan import units
-from prfaas_plan.api import instance, require_context
+from prfaas_plan.api import default_lengths, instance, require_context
 from prfaas_plan.core import calibrate as cal
 from prfaas_plan.core import decode, prefill
 from prfaas_plan.errors import SpecError
@@ -46,7 +46,7 @@ def _efficiency(e: Efficiency) -> dict[str, Any]:
             "decode_overhead_s": e.decode_overhead_s, "source": e.source}
 
 
-def perf(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int], batches: Sequence[int],
+def perf(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int] | None, batches: Sequence[int],
          context: int, tpot_s: float, output_tokens: int, catalog: Catalog,
          memory_fraction: float = decode.DEFAULT_MEMORY_FRACTION, allow_beyond_context: bool = False) -> dict[str, Any]:
     """Analytic prefill per length, decode step per batch at one context, and BS_max for a TPOT SLO.
@@ -59,6 +59,7 @@ def perf(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int], ba
     if not 0 < memory_fraction <= 1:
         raise SpecError(f"must be in (0, 1], got {memory_fraction:g}", field="--memory-fraction")
     m = load_model(model_ref, catalog)
+    lengths = default_lengths(m) if lengths is None else lengths
     require_context(m, lengths, "--lengths", allow=allow_beyond_context)
     require_context(m, [context], "--context", allow=allow_beyond_context)
     inst = instance(hardware, gpus, catalog)

@@ -16,7 +16,9 @@ def kv_rate(
     model: Annotated[str, typer.Argument(help="Catalog name, model YAML, or HuggingFace config.json")],
     hardware: Annotated[str, typer.Option("--hardware", help="GPU of one instance")] = "H200",
     gpus: Annotated[int, typer.Option("--gpus", help="GPUs per instance")] = 8,
-    lengths: Annotated[str, typer.Option("--lengths", help="Comma-separated; 1K = 1024 tokens")] = "1K,8K,32K,128K",
+    lengths: Annotated[str | None, typer.Option(
+        "--lengths", help="Comma-separated; 1K = 1024 tokens [default: 1K,8K,32K,128K within the model's context]",
+        show_default=False)] = None,
     instances: Annotated[
         int | None, typer.Option("--instances", help="Instances in the prefill cluster (Eq. 2)")
     ] = None,
@@ -37,7 +39,7 @@ def kv_rate(
     from prfaas_plan.io import views
 
     try:
-        parsed = units.parse_lengths(lengths)
+        parsed = None if lengths is None else units.parse_lengths(lengths)
     except ValueError as exc:
         raise SpecError(str(exc), field="--lengths") from None
     with naming(models="MODEL", hardware="--hardware"):

@@ -46,7 +46,9 @@ def perf(
     model: Annotated[str, typer.Argument(help="Catalog name, model YAML, or HuggingFace config.json")],
     hardware: Annotated[str, typer.Option("--hardware", help="GPU of one instance")] = "H200",
     gpus: Annotated[int, typer.Option("--gpus", help="GPUs per instance (TP/EP over all of them)")] = 8,
-    lengths: Annotated[str, typer.Option("--lengths", help="Prefill lengths; 1K = 1024 tokens")] = "1K,8K,32K,128K",
+    lengths: Annotated[str | None, typer.Option(
+        "--lengths", help="Prefill lengths; 1K = 1024 tokens [default: 1K,8K,32K,128K within the model's context]",
+        show_default=False)] = None,
     batches: Annotated[str, typer.Option("--batches", help="Decode batch sizes")] = "1,8,32,64",
     context: Annotated[str, typer.Option("--context", help="Decode context (tokens per request)")] = "32K",
     tpot: Annotated[str, typer.Option(
@@ -69,7 +71,8 @@ def perf(
 
     result = api_perf.perf(
         model, hardware=hardware, gpus=gpus, catalog=catalog_from(catalog),
-        lengths=_parse(units.parse_lengths, lengths, "--lengths"), batches=_parse(_batches, batches, "--batches"),
+        lengths=None if lengths is None else _parse(units.parse_lengths, lengths, "--lengths"),
+        batches=_parse(_batches, batches, "--batches"),
         context=_parse(units.parse_length, context, "--context"), tpot_s=_parse(_duration, tpot, "--tpot"),
         output_tokens=_parse(units.parse_length, output_len, "--output-len"), memory_fraction=memory_fraction,
         allow_beyond_context=allow_beyond_context)
