@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from prfaas_plan import units
 from prfaas_plan.api.latency import resolve_rate, system_latency
 from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, SystemConfig, systems
 from prfaas_plan.errors import SpecError
@@ -31,8 +32,27 @@ class SimRun:
     scenario: ScenarioSpec
 
 
-def _check(sc: ScenarioSpec, n_requests: int | None, duration_s: float | None, seed: Any) -> None:
+def no_span_error(sc: ScenarioSpec, rate_rps: float | None, load: float | None) -> SpecError:
+    """A trace whose requests all arrive at one instant has no rate to scale its timestamps to
+    (t x native / rate, native = (n - 1) / span): refused, naming the file, the option given and
+    what to do instead. Not replayed as a burst: that would ignore the rate the user asked for."""
     trace = sc.workload.trace
+    file = sc.workload.description.get("file")
+    n = len(trace)
+    when = f"{units.s_to_ms(float(trace.arrival_s[0])):g} ms"
+    who = f"one request (at {when})" if n == 1 else f"all {n:,} requests arrive at {when}"
+    asked = (f"--rate {rate_rps:g} req/s" if rate_rps is not None else
+             f"--load {load:g}" if load is not None else f"the default --load {DEFAULT_LOAD:g}")
+    return SpecError(f"{who}: no time span to replay at {asked}; give the requests their arrival times, or run "
+                     "`prfaas-plan latency` for TTFT at a rate (Poisson arrivals, the trace's lengths)",
+                     source=str(file) if file else "--trace", field="timestamp")
+
+
+def _check(sc: ScenarioSpec, n_requests: int | None, duration_s: float | None, seed: Any,
+           rate_rps: float | None = None, load: float | None = None) -> None:
+    trace = sc.workload.trace
+    if trace is not None and not trace.span_s > 0:
+        raise no_span_error(sc, rate_rps, load)
     if seed is not None and trace is not None:
         raise SpecError("a trace is replayed as recorded, nothing in it is drawn at random (arrivals, lengths "
                         "and prefix hits come from the file): drop --seed", field="--seed")
@@ -76,7 +96,7 @@ def run_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float 
 
     ``progress(label, arrived, expected)`` is called as each run advances.
     """
-    _check(sc, n_requests, duration_s, seed)
+    _check(sc, n_requests, duration_s, seed, rate_rps, load)
     control = control if control is not None else sc.control
     configs: dict[str, SystemConfig] = systems(sc, which=which)
     rate, load_f = resolve_rate(configs, rate_rps, load, default_load=DEFAULT_LOAD)

@@ -83,6 +83,12 @@ class Trace:
     def __len__(self) -> int:
         return int(self.arrival_s.size)
 
+    @property
+    def span_s(self) -> float:
+        """Last arrival minus first, s: 0 for one request or when every timestamp is equal (then
+        the trace has no arrival rate, and nothing to scale to one)."""
+        return float(self.arrival_s.max() - self.arrival_s.min())
+
     def request_hash_ids(self, i: int) -> NDArray[np.int64]:
         """Block hashes of request i, in prefix order."""
         return self.hash_ids[self.hash_offsets[i]:self.hash_offsets[i + 1]]

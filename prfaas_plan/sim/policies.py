@@ -194,12 +194,13 @@ class TraceSource:
         order = np.argsort(trace.arrival_s, kind="stable")
         t = trace.arrival_s[order] - trace.arrival_s[order[0]]
         native = (len(t) - 1) / t[-1] if len(t) > 1 and t[-1] > 0 else None
+        if native is None:  # api.sim refuses this first, naming the option the user gave
+            file = sc.workload.description.get("file")
+            raise SpecError(f"all {len(t):,} requests arrive at one instant: no time span to replay"
+                            + ("" if rate_rps is None else f" at {rate_rps:g} req/s"),
+                            source=str(file) if file else None, field="timestamp")
         if rate_rps is not None:
-            if native is None:
-                raise SpecError("the trace has no time span to scale to a rate", field="--rate")
             t = t * (native / rate_rps)
-        elif native is None:
-            raise SpecError("the trace spans no time; give --rate", field="--rate")
         if duration_s is not None:
             keep = int(np.searchsorted(t, duration_s, side="left"))
         else:

@@ -159,3 +159,44 @@ def test_trace_shorter_than_the_bundled_threshold_range_is_searched(tmp_path):
     # a range the user sets is used as given, and the error names the option
     line = _one_line_error(["optimize", "--trace", str(short), "--set", "search.threshold.min=128"])
     assert "--set search.threshold.min" in line and "40..79" in line
+
+
+# ---------------------------------------------------------------- a trace with no time span
+
+
+@pytest.mark.parametrize(("opts", "asked"), [
+    (["--load", "0.6"], "at --load 0.6;"),
+    (["--rate", "2"], "at --rate 2 req/s;"),
+    ([], "at the default --load 0.8;"),
+])
+def test_simulate_a_trace_at_one_instant_is_refused_naming_the_file_and_the_option(tmp_path, opts, asked):
+    """Every timestamp equal: no arrival rate to scale to, so simulate refuses (a burst would
+    ignore the rate asked for), naming the file, the count, the option given and what to do."""
+    flat = _rewrite(SMALL, tmp_path / "flat.jsonl", timestamp=5)
+    n = len(SMALL.read_text().splitlines())
+    line = _one_line_error(["simulate", "--trace", str(flat), *opts])
+    assert line.startswith(f"error: {flat}: timestamp: all {n:,} requests arrive at 5 ms: no time span to replay ")
+    assert asked in line and "--rate:" not in line
+    assert "give the requests their arrival times" in line and "prfaas-plan latency" in line
+
+
+def test_simulate_a_one_request_trace_is_refused(tmp_path):
+    one = tmp_path / "one.jsonl"
+    one.write_text(SMALL.read_text().splitlines()[0] + "\n")
+    line = _one_line_error(["simulate", "--trace", str(one), "--rate", "1"])
+    assert f"{one}: timestamp: one request (at " in line and "at --rate 1 req/s;" in line
+
+
+def test_latency_and_optimize_do_not_need_the_time_span(tmp_path):
+    """The analytic commands use the trace's lengths and prefix hits only (Poisson arrivals at the
+    rate given): a trace at one instant gives exactly the numbers of the same trace spread out."""
+    flat = _rewrite(SMALL, tmp_path / "flat.jsonl", timestamp=5)
+    for cmd in (["latency", "--load", "0.6"], ["latency", "--rate", "1"], ["optimize"]):
+        got, want = _run(*cmd, "--trace", str(flat)), _run(*cmd, "--trace", str(SMALL))
+        for d in (got, want):
+            d.pop("search", None)  # wall-clock search_s
+            for m in d.get("methods", {}).values():
+                m.pop("search_s")
+            if "workload" in d:
+                assert d["workload"]["distribution"].pop("file") in (str(flat), str(SMALL))
+        assert got == want
