@@ -14,10 +14,10 @@ from prfaas_plan.core.lengths import Empirical
 from prfaas_plan.core.trace import Trace, blocks_for_capacity, replay_prefix_cache
 from prfaas_plan.errors import SpecError
 from prfaas_plan.io.trace import load_mooncake_trace
+from tests.conftest import FIXTURES
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "mooncake_small.jsonl"
-REPO = Path(__file__).resolve().parents[2]
-FULL_TRACE = REPO / ".." / "shared" / "data" / "traces" / "mooncake_synthetic_trace.jsonl"
+FIXTURE = FIXTURES / "mooncake_small.jsonl"
+FULL_TRACE = FIXTURES / "traces" / "mooncake_synthetic_trace.jsonl"  # a copy of ../shared/data/traces
 
 
 def _tiny(order=None) -> Trace:
@@ -145,7 +145,6 @@ def test_load_fixture_matches_json():
     assert r.block_hit_rate == pytest.approx(57 / 1399, rel=1e-15)  # counted by hand-written loop
 
 
-@pytest.mark.skipif(not FULL_TRACE.exists(), reason="shared Mooncake trace not present")
 def test_full_mooncake_trace():
     trace = load_mooncake_trace(FULL_TRACE)
     assert len(trace) == 3_993
