@@ -101,9 +101,10 @@ def theta_pd_d(n_d: ArrayLike, decode_rps_per_instance: float) -> NDArray[np.flo
 
 
 def _share(theta: NDArray[np.float64], share: NDArray[np.float64]) -> NDArray[np.float64]:
-    """theta / share, unconstrained where the stage gets no requests."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(share > 0, theta / np.where(share > 0, share, 1.0), _UNBOUNDED)
+    """theta / share, unconstrained where the stage gets no requests (or so few that the bound
+    passes ``_UNBOUNDED``: a share of 1e-310 would overflow to inf)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return np.minimum(np.where(share > 0, theta / np.where(share > 0, share, 1.0), _UNBOUNDED), _UNBOUNDED)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import warnings
 from dataclasses import dataclass
 
 from hypothesis import event
@@ -33,7 +34,8 @@ class Run:
 
 def run(args: list[str]) -> Run:
     runner = CliRunner()
-    with runner.isolation() as streams:
+    with warnings.catch_warnings(record=True) as caught, runner.isolation() as streams:
+        warnings.simplefilter("always")
         out, err = streams[0], streams[1]
         argv, sys.argv = sys.argv, ["prfaas-plan", *args]
         try:
@@ -46,6 +48,8 @@ def run(args: list[str]) -> Run:
             sys.stdout.flush()
             sys.stderr.flush()
         stdout, stderr = out.getvalue().decode(), err.getvalue().decode()
+    # a warning (numpy's overflow, a deprecation) would reach the user's terminal as a Python message
+    stderr += "".join(f"{w.category.__name__}: {w.message}\n" for w in caught)
     return Run(tuple(args), code, stdout, stderr)
 
 
