@@ -49,3 +49,24 @@ def test_readme_library_snippet_runs(capsys):
     t, n_p, n_d, lam, binding = capsys.readouterr().out.split()
     assert float(t) > 19400 and binding == "link"  # a 10 Gbps link binds and moves t up
     assert int(n_p) + int(n_d) == 8 and float(lam) > 0
+
+
+README_BLOCKS = re.findall(r"```\n\$ (prfaas-plan [^\n]*)\n(.*?)```", README, re.S)
+
+
+@pytest.mark.parametrize(("command", "body"), README_BLOCKS, ids=[c for c, _ in README_BLOCKS])
+def test_readme_outputs_are_what_the_commands_print(command, body, tmp_path, monkeypatch):
+    """Each README block is the first lines of its command's real output (a block may stop early;
+    `# its last table` shows the output's last table)."""
+    import shlex
+
+    monkeypatch.chdir(ROOT)
+    args = shlex.split(command.split("    #")[0])[1:]
+    args = [str(tmp_path / a) if a.endswith(".png") else a for a in args]
+    res = runner.invoke(app, args)
+    assert res.exit_code == 0, res.output
+    out = res.stdout
+    if "its last table" in command:
+        out = out[out.rindex("Under the TTFT SLO"):]
+    want = body.splitlines()
+    assert out.splitlines()[: len(want)] == want
