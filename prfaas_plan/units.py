@@ -247,10 +247,15 @@ def parse_length(text: str | float | int) -> int:
 
 
 def parse_lengths(text: str) -> list[int]:
-    """Parse a comma-separated list of lengths, e.g. "1K,8K,32K,128K"."""
-    parts = [p for p in str(text).split(",") if p.strip()]
-    if not parts:
+    """Parse a comma-separated list of lengths, e.g. "1K,8K,32K,128K" (a trailing comma is fine;
+    an empty item inside, "1K,,8K", is refused rather than dropped)."""
+    parts = str(text).split(",")
+    if parts and not parts[-1].strip():
+        parts = parts[:-1]
+    if not parts or not any(p.strip() for p in parts):
         raise UnitError(f"{_shown(text)} holds no token length")
+    if any(not p.strip() for p in parts):
+        raise UnitError(f"{_shown(text)} has an empty item between commas")
     return [parse_length(p) for p in parts]
 
 

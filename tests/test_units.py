@@ -308,3 +308,10 @@ def test_range_texts_parse_to_their_values(a, b, n, unit, log):
         number, got_unit = units.split_quantity(text)
         assert number == value and got_unit == unit
         assert math.isfinite(value)
+
+
+def test_an_empty_length_between_commas_is_refused_not_dropped():
+    assert units.parse_lengths("1K,8K,") == [1024, 8192]
+    for text in ("1K,,8K", ",1K", ",", " , "):
+        with pytest.raises(ValueError):
+            units.parse_lengths(text)
