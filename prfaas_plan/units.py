@@ -247,16 +247,21 @@ def parse_length(text: str | float | int) -> int:
 
 
 def parse_lengths(text: str) -> list[int]:
-    """Parse a comma-separated list of lengths, e.g. "1K,8K,32K,128K" (a trailing comma is fine;
-    an empty item inside, "1K,,8K", is refused rather than dropped)."""
-    parts = str(text).split(",")
-    if parts and not parts[-1].strip():
+    """Parse a comma-separated list of lengths, e.g. "1K,8K,32K,128K"."""
+    return [parse_length(p) for p in split_items(text, "token length")]
+
+
+def split_items(text: str, what: str) -> list[str]:
+    """The items of a comma-separated list; a trailing comma is fine, an empty item inside
+    ("1K,,8K") is refused rather than dropped."""
+    parts = [p.strip() for p in str(text).split(",")]
+    if parts and not parts[-1]:
         parts = parts[:-1]
-    if not parts or not any(p.strip() for p in parts):
-        raise UnitError(f"{_shown(text)} holds no token length")
-    if any(not p.strip() for p in parts):
+    if not any(parts):
+        raise UnitError(f"{_shown(text)} holds no {what}")
+    if not all(parts):
         raise UnitError(f"{_shown(text)} has an empty item between commas")
-    return [parse_length(p) for p in parts]
+    return parts
 
 
 def parse_count(text: str | float | int) -> float:

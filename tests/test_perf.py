@@ -518,3 +518,12 @@ def test_ffn_only_layers_and_ungated_experts(shared_data):
     cfg = read_json(shared_data / "hf-configs" / "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.json")
     moe = import_hf_config(cfg, source="nemotron.json")["moe"]
     assert moe["num_moe_layers"] == 23 and moe["gated"] is False
+
+
+def test_perf_batches_refuse_an_empty_item():
+    from typer.testing import CliRunner
+
+    from prfaas_plan.cli import app
+
+    res = CliRunner().invoke(app, ["perf", "internal-1t", "--batches", "1,,8"])
+    assert res.exit_code == 2 and "--batches: '1,,8' has an empty item between commas" in res.stderr

@@ -31,13 +31,13 @@ def _duration(text: str) -> float:
 
 
 def _batches(text: str) -> list[int]:
+    from prfaas_plan import units
+
     out = []
-    for part in (p.strip() for p in text.split(",") if p.strip()):
+    for part in units.split_items(text, "batch size"):
         if not part.isdigit() or int(part) < 1:
             raise ValueError(f"{part!r} is not a positive whole batch size")
         out.append(int(part))
-    if not out:
-        raise ValueError(f"{text!r} holds no batch size")
     return out
 
 
