@@ -172,7 +172,7 @@ _MODELS_T3 = st.sampled_from(["MiniMax-M2.5", "Qwen3-235B-A22B", "Kimi-Linear-48
 def measurement_csv(draw) -> str:
     """A calibrate CSV: valid prefill and decode rows, or (half the time) one of them broken."""
     rows = ["kind,model,length,prefill_s,batch,context,step_s"]
-    for _ in range(draw(st.integers(min_value=1, max_value=8))):
+    for _ in range(draw(st.integers(min_value=1, max_value=4))):  # a fit per case: keep it small
         model = draw(_MODELS_T3)
         if draw(st.booleans()):
             length = draw(st.sampled_from(["32K", "32768", "1K", "8K", "1e4"]))
