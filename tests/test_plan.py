@@ -273,3 +273,19 @@ def test_trace_cache_capacity_from_the_kv_engine(shared_data):
     unbounded = run_json("optimize", "--trace", trace)["workload"]["prefix_hit_rate"]
     assert rates[0] < rates[1] < unbounded
     assert rates[0] < 0.05  # 1 GiB holds ~60K tokens of internal-1t KV (17,280 B/token): little reuse
+
+
+def test_sources_name_the_share_of_requests_outside_a_measured_profile():
+    """Item 6 of 'Every real input works': the case study's lognormal runs from 128 tokens, below
+    Table 5's first point (1K): that share is extrapolated and the sources say so; inside [1K, 128K]
+    they do not. Oracle: the truncated log-normal CDF, (F(1023) - F(128)) / (F(128K) - F(128))."""
+    import math
+
+    from scipy.stats import norm
+
+    cdf = lambda x: norm.cdf((math.log(x) - 9.9) / 1.0)  # noqa: E731
+    share = (cdf(1023) - cdf(128)) / (cdf(131072) - cdf(128))
+    sources = plan(load_scenario(None, Catalog.default()), methods=("paper",)).payload["sources"]
+    assert f"extrapolated below the measured 1K for {share:.2%} of requests" in sources["prefill 8xH200"]
+    inside = load_scenario(None, Catalog.default(), overrides=["workload.input.min=1K"])
+    assert not any("extrapolated" in v for v in plan(inside, methods=("paper",)).payload["sources"].values())

@@ -13,6 +13,7 @@ from prfaas_plan import units
 from prfaas_plan.api.perf import gpu_lookup
 from prfaas_plan.core import kv
 from prfaas_plan.core.optimize import Search, Space, offload_all_threshold, search
+from prfaas_plan.core.profile import EXTRAPOLATION
 from prfaas_plan.core.throughput import Curves, Method, OperatingPoint, operating_point, routing
 from prfaas_plan.core.timing import prefill_timer
 from prfaas_plan.errors import InfeasibleError, SpecError
@@ -70,12 +71,26 @@ def timing(sc: ScenarioSpec, local: InstanceSpec | None = None) -> Timing:
     rate, detail = decode_rate(sc, local)
     return Timing(
         curves=Curves(t_prfaas=tp, t_local=tl, s_kv=s_kv),  # type: ignore[arg-type]
-        sources={f"prefill {sc.prfaas.instance.name}": f"{tp.source}: {tp.detail}",
-                 f"prefill {local.name}": f"{tl.source}: {tl.detail}",
+        sources={f"prefill {sc.prfaas.instance.name}": f"{tp.source}: {tp.detail}{_beyond(tp, sc)}",
+                 f"prefill {local.name}": f"{tl.source}: {tl.detail}{_beyond(tl, sc)}",
                  "kv bytes": "measured profile" if tp.kv_bytes is not None else "kv engine"},
         decode_rps_per_instance=rate,
         decode_detail=detail,
     )
+
+
+def _beyond(timer: Any, sc: ScenarioSpec) -> str:
+    """Where the workload runs past a measured profile: which side, and for what share of requests."""
+    profile = getattr(timer, "profile", None)
+    if profile is None:
+        return ""
+    lengths = sc.workload.lengths
+    lo, hi = profile.lengths[0], profile.lengths[-1]
+    below = 1.0 - float(lengths.tail_prob(lo - 1))  # whole tokens: P(L < lo)
+    above = float(lengths.tail_prob(hi))
+    sides = [f"{side} the measured {units.format_length(edge)} for {share:.2%} of requests"
+             for side, edge, share in (("below", lo, below), ("beyond", hi, above)) if share > 0]
+    return f"; extrapolated {' and '.join(sides)} ({EXTRAPOLATION})" if sides else ""
 
 
 def _space(sc: ScenarioSpec) -> Space:
