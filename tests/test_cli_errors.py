@@ -126,6 +126,8 @@ def _bad_file(tmp_path: Path, kind: str, name: str) -> tuple[Path, str]:
     return path, f"error: {path}: line 2 column 3: not UTF-8 text: byte 0xff at byte offset 11"
 
 
+# a file that cannot be read at all is named with the option or field that named it
+PREFIX = {"--trace": "--trace: ", "lengths CSV": "--set workload.input.file: "}
 READERS = {
     "scenario": (lambda p: ["optimize", str(p)], "x.yaml"),
     "--trace": (lambda p: ["optimize", "--trace", str(p)], "t.jsonl"),
@@ -143,6 +145,8 @@ READERS = {
 def test_an_unreadable_input_file_is_one_line(tmp_path, reader, kind):
     make_args, name = READERS[reader]
     path, expected = _bad_file(tmp_path, kind, name)
+    if kind in ("missing", "a folder"):
+        expected = expected.replace("error: ", "error: " + PREFIX.get(reader, ""), 1)
     assert error_line(*make_args(path)) == expected
 
 
@@ -354,3 +358,19 @@ def test_a_kind_set_beside_the_files_fields_names_the_option_and_the_fix():
     assert "workload.input.mu: unknown key 'mu'" in line
     assert "--set workload.input.kind" in line and "--set 'workload.input={...}'" in line
     assert best_rate("--set", "workload.input={kind: uniform, min: 128, max: 128K}") > 0
+
+
+@pytest.mark.parametrize(("option", "field"), [
+    ("model=/", "--set model"), ("clusters.local.hardware=/", "--set clusters.local.hardware"),
+    ("clusters.prfaas.hardware=missing.yaml", "--set clusters.prfaas.hardware")])
+def test_a_file_a_field_names_that_cannot_be_read_names_the_field(option, field):
+    line = error_line("optimize", "--set", option)
+    assert line.startswith(f"error: {field}: ") and ("is a folder" in line or "file not found" in line)
+
+
+def test_a_scenario_naming_an_unreadable_model_file_names_the_scenario_and_field(tmp_path):
+    raw = yaml.safe_load((PACKAGED_CATALOG / "scenarios" / "paper-case-study.yaml").read_text())
+    raw["model"] = str(tmp_path)
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    assert error_line("optimize", str(path)) == f"error: {path}: model: {tmp_path}: is a folder, not a file"

@@ -38,13 +38,23 @@ from prfaas_plan.specs.scenario import (
 DEFAULT_SCENARIO = "paper-case-study"
 
 
+def _referenced(exc: SpecError, placed: Placed, field_path: str) -> SpecError:
+    """An error in a file a field names: the file's own when it could be read (its line, its
+    field), else placed at the field that named it (``--set model=/``: "/: is a folder")."""
+    if exc.source is None or Path(exc.source).is_file():
+        return exc
+    if placed.option_of(field_path) == "--trace":  # the path is the option's own value
+        return SpecError(f"{exc.source}: {exc.message}", field="--trace")
+    return SpecError(f"{exc.source}: {exc.message}", **placed.place(field_path))
+
+
 def load_lengths(spec: BaseModel, base: Path, model: Any, placed: Placed):
     """The uncached-length distribution, plus trace details where the workload is a trace."""
     try:
         return _lengths(spec, base, model)
     except SpecError as exc:
         if exc.source is not None:  # a trace or CSV file's own error
-            raise
+            raise _referenced(exc, placed, "workload.input.file") from None
         # the distributions call their bounds lo/hi; the YAML calls them min/max
         last = (exc.field or "").rsplit(".", 1)[-1]
         name = {"lo": "min", "hi": "max"}.get(last, last)
@@ -134,7 +144,7 @@ def _named(load: Any, ref: str, catalog: Catalog, placed: Placed, field_path: st
     except SpecError as exc:
         if exc.source is None and exc.field is None:  # a name, not a file of its own
             raise placed.error(exc, field_path) from None
-        raise
+        raise _referenced(exc, placed, field_path) from None
 
 
 def _cluster(c: Cluster, catalog: Catalog, placed: Placed, field_path: str) -> ClusterSpec:
