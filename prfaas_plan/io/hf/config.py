@@ -61,7 +61,7 @@ class Cfg:
         return next((k for k in keys if self.has(k)), None)
 
     def fail(self, key: str, why: str) -> SpecError:
-        return SpecError(f"cannot interpret {key}: {why}", source=self.source, field=self.path(key))
+        return SpecError(f"cannot interpret the config: {why}", source=self.source, field=self.path(key))
 
     def int(self, *keys: str, minimum: int = 1) -> int:
         """A required integer field (the first of ``keys`` present), at least ``minimum``."""
