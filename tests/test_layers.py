@@ -12,10 +12,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from importlinter.cli import lint_imports  # in the test extra: a missing install fails, it does not skip
 
 from tests.conftest import ROOT
-
-lint_imports = pytest.importorskip("importlinter.cli", reason="pip install -e '.[test]'").lint_imports
 
 
 def _check(config: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, list[str]]:
