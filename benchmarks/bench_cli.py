@@ -23,12 +23,26 @@ def wall(args: list[str], repeat: int = 5) -> tuple[float, float]:
     return min(times), statistics.median(times)
 
 
+def floor(repeat: int = 5) -> float:
+    """The same machine's floor, measured in the same run: Python starting and importing numpy,
+    which every command needs; the commands are reported as multiples of it."""
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import numpy"], check=True, capture_output=True)
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
 def main() -> None:
+    base = floor()
+    print(f"floor (python -c 'import numpy'): {base:.3f} s")
     commands = (["kv-rate", "internal-1t"], ["optimize"], ["optimize", "--format", "json"],
                 ["latency", "--load", "0.7"])
     for args in commands:
         best, med = wall(args)
-        print(f"prfaas-plan {' '.join(args):<28} whole process: best {best:.3f} s, median {med:.3f} s")
+        print(f"prfaas-plan {' '.join(args):<28} whole process: best {best:.3f} s ({best / base:.1f}x the floor), "
+              f"median {med:.3f} s")
 
     from prfaas_plan.api.plan import _space, timing
     from prfaas_plan.core.optimize import search
