@@ -19,6 +19,9 @@ from prfaas_plan.specs.system import ControlConfig
 
 DEFAULT_LOAD = 0.8
 DEFAULT_REQUESTS = 20_000
+# the most requests one system's run may take: at 40,000-65,000 simulated requests per CPU second,
+# three systems of 10M take ~10 minutes; a typo like `--duration 1e30` must not run for ever
+MAX_REQUESTS = 10_000_000
 WARMUP_FRACTION = 0.1
 
 
@@ -70,6 +73,17 @@ def _check(sc: ScenarioSpec, n_requests: int | None, duration_s: float | None, s
                         "its first N)", field="--requests")
 
 
+def _check_size(rate: float, n_requests: int | None, duration_s: float | None) -> None:
+    """Refuse a run past MAX_REQUESTS per system, naming the option that asked for it."""
+    if duration_s is not None and rate * duration_s > MAX_REQUESTS:
+        raise SpecError(f"{duration_s:.4g} s at {rate:.4g} req/s is about {rate * duration_s:.3g} requests per "
+                        f"system; a run takes at most {MAX_REQUESTS:,} (--duration <= {MAX_REQUESTS / rate:.4g} s "
+                        "here)", field="--duration")
+    if n_requests is not None and n_requests > MAX_REQUESTS:
+        raise SpecError(f"a run takes at most {MAX_REQUESTS:,} requests per system, got {n_requests:,}",
+                        field="--requests")
+
+
 def expected_requests(sc: ScenarioSpec, rate_rps: float, n_requests: int | None, duration_s: float | None) -> int:
     """About how many requests one system's run will see (for progress bars)."""
     trace = sc.workload.trace
@@ -102,6 +116,7 @@ def run_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float 
     rate, load_f = resolve_rate(configs, rate_rps, load, default_load=DEFAULT_LOAD)
     if sc.workload.trace is None and n_requests is None and duration_s is None:
         n_requests = DEFAULT_REQUESTS
+    _check_size(rate, n_requests, duration_s)
     streams = np.random.SeedSequence(int(seed or 0)).spawn(len(configs))
     results: dict[str, SimResult] = {}
     per: dict[str, Any] = {}

@@ -2,7 +2,7 @@
 
 Properties (issue "Every real input works"): exit code in {0, 1, 2}; on 1 or 2 one line on stderr
 without an exception name, and on 2 that line names the option, file or field; on 0 no NaN, inf
-or None in any format, and JSON parses. Cases per test are the ``@fuzz(n)`` counts, 1,272 in all
+or None in any format, and JSON parses. Cases per test are the ``@fuzz(n)`` counts, 1,316 in all
 (about 45 s on this project's 2-core machine); CI runs them derandomized (the same cases every
 run), a local run draws new ones, and ``PRFAAS_FUZZ_SCALE=10`` runs ten times as many.
 """
@@ -226,3 +226,33 @@ def test_mutated_catalog_entries(data, fmt):
                                           ["hardware"],
                                           ["optimize", "--set", f"clusters.prfaas.hardware=fuzzed-{base.stem}"]]))
     check(run([*args, "--catalog", str(folder), "--format", fmt]), names=names)
+
+
+@fuzz(12)  # each case runs a least-squares fit
+@given(st.lists(st.builds(lambda k, v: f"{k}={v}",
+                          st.sampled_from(["compute", "low_precision", "memory", "comm", "prefill_overhead_ms",
+                                           "decode_overhead_ms", "nosuch"]),
+                          fz.mostly(st.sampled_from(["0.4", "0.5", "400", "5", "1"]), fz.quantity)),
+                min_size=0, max_size=2), FORMATS)
+def test_calibrate_hold(holds, fmt):
+    args = ["calibrate", str(ROOT / "benchmarks" / "data" / "paper_table3_h200.csv"), "--hardware", "H200",
+            "--gpus", "8", "--format", fmt]
+    for h in holds:
+        args += ["--hold", h]
+    check(run(args), names=("--hold", *holds))
+
+
+@fuzz(20)
+@given(fz.mostly(st.sampled_from(["10s", "60s", "1min", "2.5s"]),  # a long valid run would take minutes
+                 st.sampled_from([*fz.WEIRD, "1e30", "1e9s", "5 h", "-1s", "0s"])),
+       fz.mostly(st.sampled_from(["0.5", "0.8", "0.95"]), fz.quantity), st.sampled_from(["paper", "exact"]), FORMATS)
+def test_simulate_duration(duration, load, method, fmt):
+    check(run(["simulate", "--duration", duration, "--load", load, "--method", method, "--format", fmt]),
+          names=("--duration", "--load", duration, load))
+
+
+@fuzz(12)
+@given(st.sampled_from(sorted((FIXTURES / "hf-configs").glob("*.json"))), FORMATS,
+       st.sampled_from([["model", "show"], ["kv-rate"], ["perf"]]))
+def test_hub_configs_as_models(config, fmt, command):
+    check(run([*command, str(config), "--format", fmt]), names=(config.name,))

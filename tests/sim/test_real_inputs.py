@@ -200,3 +200,17 @@ def test_latency_and_optimize_do_not_need_the_time_span(tmp_path):
             if "workload" in d:
                 assert d["workload"]["distribution"].pop("file") in (str(flat), str(SMALL))
         assert got == want
+
+
+def test_a_run_past_ten_million_requests_is_refused_naming_the_option():
+    """`--duration 1e30` ran for ever; the bound is 10,000,000 requests per system."""
+    from typer.testing import CliRunner
+
+    from prfaas_plan.cli import app
+
+    res = CliRunner().invoke(app, ["simulate", "--duration", "1e30", "--rate", "2"])
+    assert res.exit_code == 2
+    assert res.stderr.strip() == ("error: --duration: 1e+30 s at 2 req/s is about 2e+30 requests per system; a run "
+                                  "takes at most 10,000,000 (--duration <= 5e+06 s here)")
+    res = CliRunner().invoke(app, ["simulate", "--requests", "10000001"])
+    assert res.exit_code == 2 and "at most 10,000,000 requests per system, got 10,000,001" in res.stderr
