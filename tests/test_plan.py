@@ -289,3 +289,21 @@ def test_sources_name_the_share_of_requests_outside_a_measured_profile():
     assert f"extrapolated below the measured 1K for {share:.2%} of requests" in sources["prefill 8xH200"]
     inside = load_scenario(None, Catalog.default(), overrides=["workload.input.min=1K"])
     assert not any("extrapolated" in v for v in plan(inside, methods=("paper",)).payload["sources"].values())
+
+
+@pytest.mark.parametrize(("option", "needle"), [
+    ("clusters.local.instances=4000", None),  # 4,000 splits x 1,024 thresholds: within the bound
+    ("clusters.local.instances=9000", "the search would weigh 9,214,976 candidates (1,024 thresholds x 8,999 "
+                                      "splits x 1 PrfaaS sizes); at most 5,000,000"),
+    ("clusters.local.instances=10001", "Input should be less than or equal to 10000 (got 10001)"),
+    ("baselines.homogeneous.instances=10000000", "less than or equal to 10000"),
+])
+def test_search_space_and_fleet_sizes_are_bounded(option, needle):
+    """A fleet of 1e7 instances asked for 76 GiB (a MemoryError traceback) or ran for minutes; the
+    search is bounded at 5,000,000 candidates and a cluster at 10,000 instances, both named."""
+    res = runner.invoke(app, ["optimize", "--set", option, "--format", "json"])
+    if needle is None:
+        assert res.exit_code == 0, res.output
+        assert json.loads(res.stdout)["best"]["lambda_max_rps"] > 0
+    else:
+        assert res.exit_code == 2 and needle in res.stderr and option.split("=")[0] in res.stderr + "search"

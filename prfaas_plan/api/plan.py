@@ -21,6 +21,7 @@ from prfaas_plan.specs.hardware import InstanceSpec
 from prfaas_plan.specs.scenario import ClusterSpec, ScenarioSpec
 
 MAX_THRESHOLDS = 20_000
+MAX_CANDIDATES = 5_000_000  # ~40 MB a bound array; the case study weighs 7,168
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,13 @@ def _space(sc: ScenarioSpec) -> Space:
         n_prfaas = np.arange(1, n_max + 1, dtype=np.int64)
     else:
         n_prfaas = np.array([sc.prfaas.instances], dtype=np.int64)
-    return Space(thresholds=thresholds, n_prfaas=n_prfaas, n_local=sc.local.instances)
+    space = Space(thresholds=thresholds, n_prfaas=n_prfaas, n_local=sc.local.instances)
+    if space.size > MAX_CANDIDATES:  # the grid is evaluated in memory, 8 bytes a candidate per bound
+        sizes = f"{len(thresholds):,} thresholds x {len(space.n_p):,} splits x {len(n_prfaas):,} PrfaaS sizes"
+        raise SpecError(f"the search would weigh {space.size:,} candidates ({sizes}); at most {MAX_CANDIDATES:,}: "
+                        "fewer local instances (clusters.local.instances), a coarser search.threshold.step or a "
+                        "smaller search.max_prfaas_instances", field="search")
+    return space
 
 
 def _point(op: OperatingPoint) -> dict[str, Any]:

@@ -34,6 +34,10 @@ class _Group(TyperGroup):
             exc = _placed(exc, self.commands.get(ctx.invoked_subcommand or ""))
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(exc.exit_code) from None
+        except MemoryError:  # inputs within every bound can still ask for more than the machine holds
+            typer.echo("error: out of memory: the inputs ask for more than this machine holds (fewer instances, "
+                       "thresholds or requests)", err=True)
+            raise typer.Exit(1) from None
 
     def list_commands(self, ctx: typer.Context) -> list[str]:  # keep the order commands are declared
         return list(self.commands)

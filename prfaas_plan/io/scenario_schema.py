@@ -24,10 +24,13 @@ def _duration(v: Any) -> float:
     return units.parse_duration(v)
 
 
+MAX_INSTANCES = 10_000  # per cluster (80,000 GPUs at 8 a piece): the search walks every split
+
+
 class Cluster(Strict):
     hardware: str
-    gpus_per_instance: PositiveInt = 8
-    instances: Annotated[int, Field(ge=0)]
+    gpus_per_instance: Annotated[int, Field(ge=1, le=1024)] = 8
+    instances: Annotated[int, Field(ge=0, le=MAX_INSTANCES)]
     price_per_gpu_hour: PositiveFloat | None = None
 
 
@@ -144,7 +147,7 @@ class SearchFields(Strict):
     threshold: Threshold | None = None  # default: the workload's whole length range
     method: Literal["paper", "exact"] = "paper"
     size_prfaas: bool = False
-    max_prfaas_instances: PositiveInt | None = None
+    max_prfaas_instances: Annotated[int, Field(ge=1, le=MAX_INSTANCES)] | None = None
     top: PositiveInt = 5
 
 
