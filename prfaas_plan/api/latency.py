@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, SystemConfig, systems
+from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, systems
 from prfaas_plan.core import latency as lat
 from prfaas_plan.errors import InfeasibleError, SpecError
 from prfaas_plan.specs.scenario import ScenarioSpec
+from prfaas_plan.specs.system import SystemConfig
 
 
 def resolve_rate(configs: dict[str, SystemConfig], rate_rps: float | None, load: float | None,

@@ -11,11 +11,11 @@ import numpy as np
 
 from prfaas_plan import units
 from prfaas_plan.api.latency import resolve_rate, system_latency
-from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, SystemConfig, systems
+from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, systems
 from prfaas_plan.errors import SpecError
 from prfaas_plan.sim.run import SimResult, simulate
 from prfaas_plan.specs.scenario import ScenarioSpec
-from prfaas_plan.specs.system import ControlConfig
+from prfaas_plan.specs.system import ControlConfig, SystemConfig
 
 DEFAULT_LOAD = 0.8
 DEFAULT_REQUESTS = 20_000

@@ -20,11 +20,12 @@ import numpy as np
 
 from prfaas_plan.api.latency import system_latency
 from prfaas_plan.api.plan import Timing, homogeneous_splits
-from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, SystemConfig, systems
+from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, systems
 from prfaas_plan.core.optimize import Search, special_cases
 from prfaas_plan.core.throughput import Method, operating_point, routing
 from prfaas_plan.errors import InfeasibleError
 from prfaas_plan.specs.scenario import ScenarioSpec
+from prfaas_plan.specs.system import SystemConfig
 
 SEARCH_NODES = 400  # quantile nodes per path while searching; the answer is re-evaluated with 2000
 COARSE_THRESHOLDS = 16

@@ -42,13 +42,6 @@ class Link(Strict):
     _bw = field_validator("bandwidth", mode="before")(lambda v: _bandwidth(v))
     _rtt = field_validator("rtt", mode="before")(lambda v: _duration(v))
 
-    @field_validator("bandwidth")
-    @classmethod
-    def _positive(cls, v: float) -> float:
-        if not v > 0:
-            raise ValueError(f"must be a positive bandwidth, got {units.bytes_per_s_to_gbps(v):g} Gbps")
-        return v
-
 
 class LogNormal(Strict):
     kind: Literal["lognormal"]

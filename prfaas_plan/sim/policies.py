@@ -25,10 +25,6 @@ from prfaas_plan.core.trace import BlockCache
 from prfaas_plan.errors import SpecError
 from prfaas_plan.sim.entities import DecodeSlots, Pool
 from prfaas_plan.sim.stations import SharedLink, gamma_arrivals, poisson_arrivals
-from prfaas_plan.specs.system import ControlConfig  # re-exported: its old home
-
-__all__ = ["ControlConfig", "LinkMonitor", "ParamSource", "RoleBalancer", "TraceSource",
-           "make_source"]
 
 
 class LinkMonitor:

@@ -61,7 +61,7 @@ from prfaas_plan.sim.stations import SharedLink
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.system import ControlConfig, SystemConfig
 
-__all__ = ["ControlConfig", "Saturation", "SimResult", "saturation_throughput", "simulate"]
+__all__ = ["Saturation", "SimResult", "saturation_throughput", "simulate"]
 
 # KV shipment states of an offloaded request (Req.part)
 _BULK, _BULK_SENT, _LAST, _BULK_AFTER_PREFILL, _PREFETCH = 1, 2, 3, 4, -1

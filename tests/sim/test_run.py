@@ -20,7 +20,8 @@ from prfaas_plan.errors import SpecError
 from prfaas_plan.io.load import Catalog
 from prfaas_plan.io.scenario import load_scenario
 from prfaas_plan.sim.entities import Hist
-from prfaas_plan.sim.run import ControlConfig, saturation_throughput, simulate
+from prfaas_plan.sim.run import saturation_throughput, simulate
+from prfaas_plan.specs.system import ControlConfig
 from tests.conftest import FIXTURES
 
 MOONCAKE = FIXTURES / "traces" / "mooncake_synthetic_trace.jsonl"  # a copy of ../shared/data/traces

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from prfaas_plan import units
 from prfaas_plan.errors import SpecError, kind_of
 from prfaas_plan.io.hf.config import Cfg
 from prfaas_plan.io.hf.modules import CATEGORIES, LINEAR, classify
@@ -187,13 +188,13 @@ def _ct_scheme(c: Cfg, where: str, w: Any, acts: Any, fmt: str, base: str) -> Sc
         raise c.fail(f"{where}.weights.type", f"expected int or float, got {kind!r}")
     strategy = str(w.get("strategy", "tensor"))
     scale = _scale_bytes(c, f"{where}.weights.scale_dtype", w.get("scale_dtype"), fmt, base)
-    value = bits / 8
+    value = bits / units.BITS_PER_BYTE
     label = f"{kind}{bits}"
     if strategy in ("group", "tensor_group"):
         g = w.get("group_size")
         if isinstance(g, bool) or not isinstance(g, int) or not 1 <= g <= 1 << 20:
             raise c.fail(f"{where}.weights.group_size", f"strategy {strategy} needs a positive group_size, got {g!r}")
-        zero = 0.0 if w.get("symmetric", True) else bits / 8  # packed zero point per group
+        zero = 0.0 if w.get("symmetric", True) else bits / units.BITS_PER_BYTE  # packed zero point per group
         value += (scale + zero) / g
         label += f" group {g}"
     elif strategy == "block":
