@@ -24,7 +24,9 @@ from prfaas_plan.io.scenario_schema import (
     ScenarioFile,
     TraceLength,
     UniformLength,
+    Workload,
 )
+from prfaas_plan.io.topology import check_form, topology, two_clusters
 from prfaas_plan.specs.hardware import InstanceSpec
 from prfaas_plan.specs.scenario import (
     ClusterSpec,
@@ -34,6 +36,7 @@ from prfaas_plan.specs.scenario import (
     SearchSpec,
     WorkloadSpec,
 )
+from prfaas_plan.specs.topology import homogeneous_cluster
 
 DEFAULT_SCENARIO = "paper-case-study"
 
@@ -48,18 +51,18 @@ def _referenced(exc: SpecError, placed: Placed, field_path: str) -> SpecError:
     return SpecError(f"{exc.source}: {exc.message}", **placed.place(field_path))
 
 
-def load_lengths(spec: BaseModel, base: Path, model: Any, placed: Placed):
+def load_lengths(spec: BaseModel, base: Path, model: Any, placed: Placed, at: str = "workload.input"):
     """The uncached-length distribution, plus trace details where the workload is a trace."""
     try:
         return _lengths(spec, base, model)
     except SpecError as exc:
         if exc.source is not None:  # a trace or CSV file's own error
-            raise _referenced(exc, placed, "workload.input.file") from None
+            raise _referenced(exc, placed, f"{at}.file") from None
         # the distributions call their bounds lo/hi; the YAML calls them min/max
         last = (exc.field or "").rsplit(".", 1)[-1]
         name = {"lo": "min", "hi": "max"}.get(last, last)
         msg = re.sub(r"\blo\b", "min", re.sub(r"\bhi\b", "max", exc.message))
-        raise SpecError(msg, **placed.place(f"workload.input.{name}" if name else "workload.input")) from None
+        raise SpecError(msg, **placed.place(f"{at}.{name}" if name else at)) from None
 
 
 def _lengths(spec: BaseModel, base: Path, model: Any):
@@ -162,6 +165,33 @@ def _control(c: Control):
                          period_s=c.period, queue_per_instance=c.queue_per_instance)
 
 
+def workload_spec(wl: Workload, path: Path, model: Any, placed: Placed, at: str = "workload") -> WorkloadSpec:
+    """The workload at ``at`` (``workload`` or a site's): lengths, output, arrivals, any trace."""
+    where = placed.place
+    # a file named by an option is relative to the working folder, one in the scenario to its folder
+    base = Path.cwd() if placed.option_of(f"{at}.input.file") else path.parent
+    lengths, traced = load_lengths(wl.input, base, model, placed, f"{at}.input")
+    trace, replay = traced if traced else (None, None)
+    output = wl.output_tokens
+    if output is None:
+        if trace is None:
+            raise SpecError("required key is missing", **where(f"{at}.output_tokens"))
+        output = float(trace.decode_tokens.mean())  # 0 output tokens count as 1 (core.trace)
+    hi, limit = float(lengths.hi), model.max_position_embeddings
+    if limit is not None and math.isfinite(hi) and hi > limit:  # the longest request the model cannot take
+        raise SpecError(f"the longest input, {hi:,.0f} tokens, is beyond {model.name}'s context of {limit:,} tokens "
+                        "(max_position_embeddings)", **where(f"{at}.input" if traced else f"{at}.input.max"))
+    return WorkloadSpec(
+        lengths=lengths, output_tokens=float(output),
+        input_total_mean=float(trace.input_tokens.mean()) if trace is not None else float(lengths.mean),
+        prefix_hit_rate=None if replay is None else float(replay.hit_rate), trace=trace,
+        trace_cached_tokens=None if replay is None else replay.cached_tokens,
+        arrival=wl.arrival, arrival_cv=wl.arrival_cv, rate_rps=wl.rate_rps,
+        description={k: None if isinstance(v, float) and not math.isfinite(v) else v  # max: inf -> null
+                     for k, v in wl.input.model_dump().items()},
+    )
+
+
 def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | None = None) -> ScenarioSpec:
     from dataclasses import replace
 
@@ -174,33 +204,44 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | Non
         keep = tuple(p for p in model.profiles
                      if not any(e.hardware.lower() == p.hardware.lower() and e.gpus == p.gpus for e in extra))
         model = replace(model, profiles=extra + keep)
-    if sc.clusters.prfaas.instances < 1:
-        raise SpecError("a PrfaaS cluster needs at least 1 instance, got 0", **where("clusters.prfaas.instances"))
-    if sc.clusters.local.instances < 2:
-        raise SpecError(f"the local PD cluster needs at least 2 instances (one prefill, one decode), got "
-                        f"{sc.clusters.local.instances}: no decode instance is left",
-                        **where("clusters.local.instances"))
+    check_form(sc, placed)
     if sc.baselines.homogeneous is not None and sc.baselines.homogeneous.instances < 2:
         raise SpecError(f"homogeneous PD needs at least 2 instances, got {sc.baselines.homogeneous.instances}",
                         **where("baselines.homogeneous.instances"))
-    # a file named by an option is relative to the working folder, one in the scenario to its folder
-    base = Path.cwd() if placed.option_of("workload.input.file") else path.parent
-    lengths, traced = load_lengths(sc.workload.input, base, model, placed)
-    trace, replay = traced if traced else (None, None)
-    output = sc.workload.output_tokens
-    if output is None:
-        if trace is None:
-            raise SpecError("required key is missing", **where("workload.output_tokens"))
-        output = float(trace.decode_tokens.mean())  # 0 output tokens count as 1 (core.trace)
-    input_total = float(trace.input_tokens.mean()) if trace is not None else float(lengths.mean)
+    if sc.sites is None:
+        assert sc.clusters is not None and sc.link is not None
+        if sc.clusters.prfaas.instances < 1:
+            raise SpecError("a PrfaaS cluster needs at least 1 instance, got 0", **where("clusters.prfaas.instances"))
+        if sc.clusters.local.instances < 2:
+            raise SpecError(f"the local PD cluster needs at least 2 instances (one prefill, one decode), got "
+                            f"{sc.clusters.local.instances}: no decode instance is left",
+                            **where("clusters.local.instances"))
+        workload = workload_spec(sc.workload, path, model, placed)
+        topo = two_clusters(_cluster(sc.clusters.prfaas, catalog, placed, "clusters.prfaas"),
+                            _cluster(sc.clusters.local, catalog, placed, "clusters.local"),
+                            LinkSpec(bandwidth_bytes_per_s=sc.link.bandwidth, usable_fraction=sc.link.usable_fraction,
+                                     rtt_s=sc.link.rtt), workload)
+    else:
+        shared: dict[int, WorkloadSpec] = {}
+
+        def site_workload(wl: Workload, at: str) -> WorkloadSpec:
+            if wl is sc.workload:  # the scenario's own: loaded (and a trace replayed) once
+                if not shared:
+                    shared[0] = workload_spec(wl, path, model, placed, at)
+                return shared[0]
+            return workload_spec(wl, path, model, placed, at)
+
+        topo = topology(sc, placed, cluster=lambda c, at: _cluster(c, catalog, placed, at), workload=site_workload)
+        if topo.multi_site and sc.baselines.homogeneous is not None:
+            raise SpecError("with several PD sites each site's homogeneous baseline is derived (its own instances "
+                            "plus its demand share of the prefill GPUs): drop baselines.homogeneous",
+                            **where("baselines.homogeneous"))
+        workload = topo.sites[0].workload if not topo.multi_site else workload_spec(sc.workload, path, model, placed)
+    dists = [s.workload.lengths for s in topo.sites if s.workload is not None]
     th = sc.search.threshold
-    lo, hi = float(lengths.lo), float(lengths.hi)
-    limit = model.max_position_embeddings
-    if limit is not None and math.isfinite(hi) and hi > limit:  # the longest request the model cannot take
-        raise SpecError(f"the longest input, {hi:,.0f} tokens, is beyond {model.name}'s context of {limit:,} tokens "
-                        "(max_position_embeddings)", **where("workload.input" if traced else "workload.input.max"))
-    # the workload's whole range; an unbounded tail stops where one request in a million is longer
-    top = hi if math.isfinite(hi) else float(lengths.quantile(1 - 1e-6))
+    lo, hi = min(float(d.lo) for d in dists), max(float(d.hi) for d in dists)
+    # the workloads' whole range; an unbounded tail stops where one request in a million is longer
+    top = max(float(d.hi) if math.isfinite(d.hi) else float(d.quantile(1 - 1e-6)) for d in dists)
     if th is None:
         t_min, t_max, step = max(lo - 1, 0.0), top, 128.0
     else:
@@ -218,18 +259,11 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | Non
         name=sc.name,
         source=sc.source,
         model=model,
-        prfaas=_cluster(sc.clusters.prfaas, catalog, placed, "clusters.prfaas"),
-        local=_cluster(sc.clusters.local, catalog, placed, "clusters.local"),
-        link=LinkSpec(bandwidth_bytes_per_s=sc.link.bandwidth, usable_fraction=sc.link.usable_fraction,
-                      rtt_s=sc.link.rtt),
-        workload=WorkloadSpec(
-            lengths=lengths, output_tokens=float(output), input_total_mean=input_total,
-            prefix_hit_rate=None if replay is None else float(replay.hit_rate), trace=trace,
-            trace_cached_tokens=None if replay is None else replay.cached_tokens,
-            arrival=sc.workload.arrival, arrival_cv=sc.workload.arrival_cv, rate_rps=sc.workload.rate_rps,
-            description={k: None if isinstance(v, float) and not math.isfinite(v) else v  # max: inf -> null
-                         for k, v in sc.workload.input.model_dump().items()},
-        ),
+        prfaas=topo.prefill.cluster,
+        local=topo.sites[0].cluster,
+        link=topo.links[0].link,
+        topology=topo,
+        workload=workload,
         decode_tokens_per_s=sc.slo.decode_tokens_per_s,
         ttft_slo_s=sc.slo.ttft,
         ttft_statistic=sc.slo.ttft_statistic,
@@ -240,7 +274,8 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | Non
                           size_prfaas=sc.search.size_prfaas, max_prfaas_instances=sc.search.max_prfaas_instances,
                           top=sc.search.top),
         homogeneous=(_cluster(sc.baselines.homogeneous, catalog, placed, "baselines.homogeneous")
-                     if sc.baselines.homogeneous else None),
+                     if sc.baselines.homogeneous else
+                     None if sc.sites is None or topo.multi_site else homogeneous_cluster(topo.sites[0], topo)),
         naive_heterogeneous=sc.baselines.naive_heterogeneous,
         layerwise_pipelining=sc.layerwise_pipelining,
         cache_mode=sc.cache_mode,

@@ -154,6 +154,30 @@ class Clusters(Strict):
     local: Cluster
 
 
+class SiteWorkload(Strict):
+    """A PD site's own workload: each key given replaces the scenario's."""
+
+    input: Lengths | None = None
+    output_tokens: PositiveFloat | None = None
+    arrival: Literal["poisson", "gamma"] | None = None
+    arrival_cv: PositiveFloat | None = None
+
+
+class Site(Cluster):
+    """A pool of instances with a role: ``prfaas`` (the prefill service) or ``pd`` (a PD cluster)."""
+
+    role: Literal["prfaas", "pd"]
+    demand_share: Annotated[float, Field(gt=0, le=1)] | None = None  # PD sites; default: equal
+    workload: SiteWorkload | None = None  # PD sites
+
+
+class SiteLink(Link):
+    """A link from the prefill site to a PD site (``from``/``to`` name sites)."""
+
+    source: str = Field(alias="from")
+    target: str = Field(alias="to")
+
+
 class Control(Strict):
     """The scheduler's control loops in the simulator (PAPER.md 2, dual-timescale scheduling)."""
 
@@ -175,8 +199,10 @@ class ScenarioFile(Strict):
     description: str = ""
     model: str
     profiles: list[ScenarioProfile] = Field(default_factory=list)
-    clusters: Clusters
-    link: Link
+    clusters: Clusters | None = None  # the two-cluster form, or
+    link: Link | None = None
+    sites: dict[str, Site] | None = None  # the topology form: sites and links
+    links: list[SiteLink] | None = None
     workload: Workload
     slo: Slo
     decode: Decode = Field(default_factory=Decode)

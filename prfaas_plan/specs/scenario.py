@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prfaas_plan.specs.hardware import InstanceSpec
 from prfaas_plan.specs.model import ModelSpec
 from prfaas_plan.specs.system import ControlConfig
+
+if TYPE_CHECKING:
+    from prfaas_plan.specs.topology import TopologySpec
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -103,6 +106,13 @@ class ScenarioSpec:
     cache_mode: str = "bandwidth-scarce"
     control: ControlConfig | None = None  # None: no control loops
     path: str | None = None
+    # the sites and links; prfaas / local / link / workload above are its prefill site, its first
+    # PD site, that site's link and the scenario's workload. None: the two clusters above.
+    topology: TopologySpec | None = None
+
+    @property
+    def multi_site(self) -> bool:
+        return self.topology is not None and self.topology.multi_site
 
     @property
     def tpot_slo_s(self) -> float:

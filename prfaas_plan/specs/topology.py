@@ -1,0 +1,103 @@
+"""The topology: sites (pools of instances with a role) and the links between them (DESIGN.md "Topology").
+
+One prefill service (a ``prfaas`` site) serves the long requests of one or more PD sites, each
+over its own link. Lambda is the total arrival rate; PD site i receives demand_share_i x Lambda,
+routes requests with uncached length > t_i over its link and prefills the rest on N_p,i of its
+instances. The paper's two-cluster scenario is the topology with one PD site (``local``) and one
+link (``prfaas->local``).
+
+``TopologySystem`` is one topology at a configuration (per site t_i, N_p,i, N_d,i; the shared
+N_prfaas) with its service laws: what latency analysis and simulation of several sites run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from prfaas_plan.specs.scenario import ClusterSpec, LinkSpec, WorkloadSpec
+from prfaas_plan.specs.system import SystemConfig
+
+__all__ = ["PD", "PRFAAS", "SiteSpec", "SiteSystem", "TopologyLink", "TopologySpec", "TopologySystem",
+           "homogeneous_cluster"]
+
+PRFAAS, PD = "prfaas", "pd"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SiteSpec:
+    """A pool of instances with a role; a PD site also has its demand share and workload."""
+
+    name: str
+    role: str  # PRFAAS or PD
+    cluster: ClusterSpec
+    demand_share: float = 1.0  # of the total arrival rate (PD sites; they sum to 1)
+    workload: WorkloadSpec | None = None  # PD sites: the scenario's unless the site overrides it
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopologyLink:
+    """A link from a prefill site to a PD site; it carries only that site's KV."""
+
+    source: str
+    target: str
+    link: LinkSpec
+
+    @property
+    def name(self) -> str:
+        return f"{self.source}->{self.target}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopologySpec:
+    """One prefill service, its PD sites and one link to each (``links[i]`` serves ``sites[i]``)."""
+
+    prefill: SiteSpec
+    sites: tuple[SiteSpec, ...]
+    links: tuple[TopologyLink, ...]
+
+    def __post_init__(self) -> None:
+        assert len(self.sites) == len(self.links) and all(
+            lk.target == s.name and lk.source == self.prefill.name for s, lk in zip(self.sites, self.links,
+                                                                                    strict=True))
+
+    @property
+    def shares(self) -> tuple[float, ...]:
+        return tuple(s.demand_share for s in self.sites)
+
+    @property
+    def multi_site(self) -> bool:
+        return len(self.sites) > 1
+
+
+def homogeneous_cluster(site: SiteSpec, topology: TopologySpec) -> ClusterSpec:
+    """Homogeneous PD for a PD site: its own instances plus its demand share of the prefill
+    service's GPUs in instances of its own kind (rounded to the nearest instance), the paper's
+    equal-GPU-count baseline (96 H20 = 64 + 32)."""
+    c = site.cluster
+    extra = round(site.demand_share * topology.prefill.cluster.gpus / c.instance.gpus)
+    return ClusterSpec(instance=c.instance, instances=c.instances + extra, price_per_gpu_hour=c.price_per_gpu_hour)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SiteSystem:
+    """One PD site of a configured topology: its share, its path (``config``: t_i, N_p,i, N_d,i,
+    its link and decode shape; ``config.n_prfaas`` is the shared pool) and its workload."""
+
+    site: str
+    link: str
+    demand_share: float
+    config: SystemConfig
+    workload: WorkloadSpec
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopologySystem:
+    """A topology at one configuration: the shared prefill pool of ``n_prfaas`` instances (FIFO,
+    fed by every site's offloaded requests) and each site's pools and link; Lambda_max of the
+    exact method and what binds it."""
+
+    name: str
+    n_prfaas: int
+    sites: tuple[SiteSystem, ...]
+    capacity_rps: float
+    capacity_binding: str
