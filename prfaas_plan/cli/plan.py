@@ -38,11 +38,20 @@ def optimize(
     Example: prfaas-plan optimize --set link.bandwidth=10Gbps --plot fig5.png
     """
     from prfaas_plan.api import plan as api_plan
+    from prfaas_plan.errors import SpecError
     from prfaas_plan.io import views_plan
     from prfaas_plan.io.scenario import load_scenario
 
     sc = load_scenario(scenario, catalog_from(catalog), overrides=set_, method=_method(method),
                        trace=str(trace) if trace else None)
+    if sc.multi_site:
+        from prfaas_plan.api import topology as api_topology
+        from prfaas_plan.io.views_topology import emit_topology
+
+        if plot is not None:
+            raise SpecError("--plot draws Figure 5 of one PD site; this scenario has several", field="--plot")
+        emit_topology(fmt, api_topology.plan(sc).payload)
+        return
     result = api_plan.plan(sc)
     if plot is not None:
         from prfaas_plan.io.plots import figure5

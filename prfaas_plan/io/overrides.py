@@ -8,6 +8,7 @@ from: an error in it names the option (``--set clusters.prfaas.hardware: ...``),
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -115,6 +116,22 @@ def _overlap(prev: Override, ov: Override) -> bool:
     return True
 
 
+_INDEX = re.compile(r"^(?P<name>[^\[\]]+)\[(?P<i>\d+)\]$")
+
+
+def _indexed(node: Any, part: str, ov: Override) -> tuple[Any, Any]:
+    """(container, key) for a key part: ``links[1]`` is entry 1 of the list ``links``."""
+    m = _INDEX.match(part)
+    if m is None:
+        return node, part
+    seq, i = node.get(m["name"]), int(m["i"])
+    if not isinstance(seq, list):
+        raise SpecError(f"{m['name']} is not a list" + ("" if seq is None else f" ({_short(seq)})"), field=ov.label)
+    if i >= len(seq):
+        raise SpecError(f"{m['name']} has {len(seq)} entries (0..{len(seq) - 1}), got [{i}]", field=ov.label)
+    return seq, i
+
+
 def apply(data: dict[str, Any], overrides: list[Override], source: str) -> Placed:
     out = copy.deepcopy(data)
     origins: dict[str, str] = {}
@@ -130,7 +147,8 @@ def apply(data: dict[str, Any], overrides: list[Override], source: str) -> Place
         node = out
         parts = ov.key.split(".")
         for i, part in enumerate(parts[:-1]):
-            child = node.get(part)
+            node, part = _indexed(node, part, ov)
+            child = node[part] if isinstance(node, list) else node.get(part)
             if child is None:
                 child = {}
                 node[part] = child
@@ -144,7 +162,8 @@ def apply(data: dict[str, Any], overrides: list[Override], source: str) -> Place
                 raise SpecError(f"expected a mapping of keys (got {_short(child)})",
                                 **({"source": source, "field": path} if by is None else {"field": f"{by} {path}"}))
             node = child
-        node[parts[-1]] = copy.deepcopy(ov.value)
+        node, last = _indexed(node, parts[-1], ov)
+        node[last] = copy.deepcopy(ov.value)
         origins[ov.key] = ov.option
         for k in [k for k in origins if k.startswith(ov.key + ".")]:  # replaced with the rest
             origins[k] = ov.option

@@ -1,0 +1,206 @@
+"""Joint search of a topology: every site's t_i and split and the shared N_prfaas, maximising Lambda.
+
+For a target Lambda, site i needs a candidate whose own bounds (``core.stages``) all reach
+Lambda, and it should take the one that loads the shared compute least: g_i(Lambda) = min {c_i :
+local_i >= Lambda}, a step function that never falls as Lambda rises. The topology serves Lambda
+iff Lambda x sum_i g_i(Lambda) <= N_prfaas. On the interval ending at each breakpoint b (every
+candidate's local bound, of every site) sum g is constant, G(b), so
+
+    Lambda* = max_b min(b, N_prfaas / G(b)),
+
+evaluated for all breakpoints at once with sorted arrays and ``searchsorted``: the work grows with
+the SUM of the sites' grids (times the N_prfaas options), never with their product.
+
+Then, with each site's split fixed, t_i is refined off the grid: the same kernel on a grid 256
+times finer between each site's grid neighbours, zoomed in three times (to ~1e-4 tokens; each
+level is one vectorised routing per site). The refined point is kept only if it beats the grid's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from prfaas_plan.core.stages import _UNBOUNDED, Candidates, SiteModel, SiteStages, candidates, site_stages
+from prfaas_plan.core.throughput import TIGHT, Method, routing
+
+# kinds of stage, in the order the headline names a tie (what a user would change first)
+LINK, COMPUTE, DECODE, PREFILL = "link", "prfaas-compute", "decode", "pd-prefill"
+_PRIORITY = (LINK, COMPUTE, DECODE, PREFILL)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SitePoint:
+    """One site at the chosen configuration; rates in req/s of the site's own traffic."""
+
+    site: str
+    link: str
+    share: float
+    threshold_tokens: float
+    n_p: int
+    n_d: int
+    p_offload: float
+    lambda_rps: float  # s_i x Lambda
+    theta_pd_p_rps: float | None  # N_p / T_local(short) / (1 - p), None when nothing is local
+    theta_link_rps: float | None  # B_out / S_kv(long) / p, None when nothing is offloaded
+    theta_pd_d_rps: float
+    egress_bytes_per_s: float
+    link_utilization: float
+    prfaas_seconds_per_s: float  # the shared pool's instance-seconds this site's offload takes per second
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopologyPoint:
+    """A topology's configuration: Lambda_max, per site and the shared pool, what binds."""
+
+    n_prfaas: float
+    lambda_max_rps: float
+    sites: tuple[SitePoint, ...]
+    prfaas_utilization: float
+    binding: str  # e.g. "link prefill-east->region-b", "prfaas-compute", "decode region-a"
+    tight: tuple[str, ...]
+
+
+def _frontier(st: SiteStages) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:
+    """(local bounds ascending, g: min compute load among candidates at least that high, which)."""
+    local = st.local
+    order = np.lexsort((st.compute_load, -local))  # local descending, then least load
+    loc, load = local[order], st.compute_load[order]
+    run = np.minimum.accumulate(load)
+    new = load < np.concatenate(([np.inf], run[:-1]))  # a strictly lower load: ties keep the higher bound
+    idx = order[np.maximum.accumulate(np.where(new, np.arange(len(load)), 0))]
+    return loc[::-1], run[::-1], idx[::-1]
+
+
+def _g(front: tuple, b: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.int64]]:
+    """g_i(b) for each breakpoint b (inf above the site's best local bound) and the candidate."""
+    loc, run, idx = front
+    k = np.searchsorted(loc, b, side="left")  # first local >= b; ascending, so all after are too
+    ok = k < len(loc)
+    kk = np.minimum(k, len(loc) - 1)
+    return np.where(ok, run[kk], np.inf), np.where(ok, idx[kk], -1)
+
+
+def joint_grid(stages: Sequence[SiteStages], n_prfaas: NDArray[np.float64]) -> tuple[NDArray[np.float64],
+                                                                                       list[NDArray[np.int64]]]:
+    """Lambda* per N_prfaas option and, for each option, each site's candidate index."""
+    fronts = [_frontier(st) for st in stages]
+    b = np.unique(np.concatenate([f[0] for f in fronts]))
+    gs = [_g(f, b) for f in fronts]
+    total = np.sum([g for g, _ in gs], axis=0)  # G(b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cap = np.where(total[None, :] > 0, n_prfaas[:, None] / total[None, :], _UNBOUNDED)
+    value = np.where(np.isfinite(total)[None, :], np.minimum(b[None, :], cap), 0.0)
+    j = value.argmax(axis=1)
+    lam = value[np.arange(len(n_prfaas)), j]
+    return lam, [np.asarray([g[1][jj] for g in gs], dtype=np.int64) for jj in j]
+
+
+def point(sites: Sequence[SiteModel], cands: Sequence[Candidates], chosen: Sequence[int],
+          n_prfaas: float) -> TopologyPoint:
+    """The configuration taking candidate ``chosen[i]`` at site i, evaluated exactly."""
+    one = [_pick(c, k) for c, k in zip(cands, chosen, strict=True)]
+    stages = [site_stages(s, c) for s, c in zip(sites, one, strict=True)]
+    load = float(sum(st.compute_load[0] for st in stages))
+    compute = min(n_prfaas / load, _UNBOUNDED) if load > 0 else _UNBOUNDED
+    named = [(COMPUTE, "", compute)]
+    for s, st in zip(sites, stages, strict=True):
+        named += [(PREFILL, s.name, float(st.pd_prefill[0])), (LINK, s.link, float(st.link[0])),
+                  (DECODE, s.name, float(st.decode[0]))]
+    lam = min(v for _, _, v in named)
+    tight = [(kind, where) for kind, where, v in named if v <= lam * (1 + TIGHT)]
+    kind, where = next((k, w) for pk in _PRIORITY for k, w in tight if k == pk)
+    out = []
+    for s, c, st in zip(sites, one, stages, strict=True):
+        p = float(c.p[0])
+        rate = s.share * lam
+        egress = rate * p * float(c.s_long_bytes[0]) if p > 0 else 0.0
+        out.append(SitePoint(
+            site=s.name, link=s.link, share=s.share, threshold_tokens=float(c.t[0]), n_p=int(c.n_p[0]),
+            n_d=s.n_local - int(c.n_p[0]), p_offload=p, lambda_rps=rate,
+            theta_pd_p_rps=float(st.pd_prefill[0]) * s.share if p < 1 else None,
+            theta_link_rps=float(st.link[0]) * s.share if p > 0 else None,
+            theta_pd_d_rps=float(st.decode[0]) * s.share, egress_bytes_per_s=egress,
+            link_utilization=egress / s.link_bytes_per_s, prfaas_seconds_per_s=lam * float(st.compute_load[0])))
+    return TopologyPoint(n_prfaas=n_prfaas, lambda_max_rps=lam, sites=tuple(out),
+                         prfaas_utilization=lam * load / n_prfaas if n_prfaas > 0 else 0.0,
+                         binding=f"{kind} {where}".strip(), tight=tuple(f"{k} {w}".strip() for k, w in tight))
+
+
+def _pick(c: Candidates, k: int) -> Candidates:
+    sl = slice(k, k + 1)
+    return Candidates(t=c.t[sl], n_p=c.n_p[sl], p=c.p[sl], t_long_s=c.t_long_s[sl], s_long_bytes=c.s_long_bytes[sl],
+                      t_short_s=c.t_short_s[sl])
+
+
+def at(site: SiteModel, t: Any, n_p: int, method: Method) -> Candidates:
+    """Candidates at thresholds ``t`` (a number or an array), all with split N_p."""
+    r = routing(site.lengths, site.curves, t, method)
+    return Candidates(t=r.t, n_p=np.full(len(r.t), n_p, dtype=np.int64), p=r.p, t_long_s=r.t_long_s,
+                      s_long_bytes=r.s_long_bytes,
+                      t_short_s=r.t_short_s)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JointSearch:
+    best: TopologyPoint
+    candidates: tuple[Candidates, ...]
+    chosen: tuple[int, ...]  # the grid's best candidate per site
+    refined: bool
+    evaluations: int  # candidates weighed: the sum of the sites' grids, per N_prfaas option
+
+
+def search(sites: Sequence[SiteModel], thresholds: NDArray[np.float64], n_prfaas: NDArray[np.int64], *,
+           method: Method, refine: bool = True) -> JointSearch:
+    """Maximise the total Lambda over every site's (t_i, N_p,i) and the shared N_prfaas options."""
+    cands = tuple(candidates(s, thresholds, method) for s in sites)
+    stages = [site_stages(s, c) for s, c in zip(sites, cands, strict=True)]
+    ns = np.asarray(n_prfaas, dtype=np.float64)
+    lam, picks = joint_grid(stages, ns)
+    k = int(np.flatnonzero(lam >= lam.max() * (1 - 1e-12))[0])  # ties: the fewest PrfaaS instances
+    chosen = tuple(int(i) for i in picks[k])
+    best = point(sites, cands, chosen, float(ns[k]))
+    refined = False
+    if refine and best.lambda_max_rps > 0:
+        cand = _refine(sites, best, np.asarray(thresholds, dtype=np.float64), method)
+        if cand is not None and cand.lambda_max_rps > best.lambda_max_rps:
+            best, refined = cand, True
+    return JointSearch(best=best, candidates=cands, chosen=chosen, refined=refined,
+                       evaluations=sum(c.size for c in cands) * len(ns))
+
+
+_ZOOM_POINTS = 257  # thresholds per site per zoom level of the refinement
+_ZOOMS = 3  # grid step / 128 per level: 128 tokens -> 1 -> 0.008 -> 6e-5
+
+
+def _refine(sites: Sequence[SiteModel], best: TopologyPoint, thresholds: NDArray[np.float64],
+            method: Method) -> TopologyPoint | None:
+    """Off-grid t_i at the grid's splits: the kernel on a finer grid of t between each free site's
+    grid neighbours, zoomed in a few times (each level one vectorised routing per site)."""
+    free = [i for i, sp in enumerate(best.sites) if 0 < sp.p_offload < 1 and sp.n_p > 0]
+    if not free or len(thresholds) < 2:
+        return None
+    spans = {}
+    for i in free:
+        k = int(np.clip(np.searchsorted(thresholds, best.sites[i].threshold_tokens), 0, len(thresholds) - 1))
+        spans[i] = (float(thresholds[max(k - 1, 0)]), float(thresholds[min(k + 1, len(thresholds) - 1)]))
+    found = None
+    for _ in range(_ZOOMS):
+        cands = [at(s, np.linspace(*spans[i], _ZOOM_POINTS) if i in spans else [sp.threshold_tokens], sp.n_p,
+                     method) for i, (s, sp) in enumerate(zip(sites, best.sites, strict=True))]
+        stages = [site_stages(s, c) for s, c in zip(sites, cands, strict=True)]
+        _, picks = joint_grid(stages, np.array([best.n_prfaas]))
+        chosen = [int(k) for k in picks[0]]
+        if min(chosen) < 0:
+            return found
+        found = point(sites, cands, chosen, best.n_prfaas)
+        for i in free:
+            lo, hi = spans[i]
+            step = (hi - lo) / (_ZOOM_POINTS - 1)
+            t = float(cands[i].t[chosen[i]])
+            spans[i] = (max(lo, t - step), min(hi, t + step))
+    return found

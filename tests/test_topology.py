@@ -1,0 +1,192 @@
+"""Topologies: one prefill service shared by several PD sites (core.stages, core.joint, api.topology).
+
+Held: the sites form of the case study equals the two-cluster form; two identical sites sharing
+twice the case study's prefill service serve exactly twice its Lambda with its t and split; the
+joint search equals brute force over the product of the sites' grids; the joint plan is never
+below independent planning; bad topologies are one line naming the field.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from prfaas_plan.api import topology as api_topology
+from prfaas_plan.cli import app
+from prfaas_plan.core import joint
+from prfaas_plan.core.stages import _UNBOUNDED, site_stages
+from prfaas_plan.core.throughput import Method
+from prfaas_plan.io.load import Catalog
+from prfaas_plan.io.scenario import load_scenario
+from tests.conftest import ROOT
+
+CATALOG = Catalog.default(())
+
+
+def _case_study() -> dict:
+    return yaml.safe_load((ROOT / "scenarios" / "paper-case-study.yaml").read_text())
+
+
+def _sites_form(raw: dict, pd: dict[str, dict], links: list[dict], prefill: dict) -> dict:
+    out = {k: v for k, v in raw.items() if k not in ("clusters", "link", "baselines")}
+    return out | {"sites": {"east": {"role": "prfaas", **prefill}, **{n: {"role": "pd", **s} for n, s in pd.items()}},
+                  "links": links}
+
+
+def _write(tmp_path: Path, raw: dict, name: str = "s.yaml") -> Path:
+    p = tmp_path / name
+    p.write_text(yaml.safe_dump(raw))
+    return p
+
+
+def _optimize(path: Path | str, *extra: str) -> dict:
+    res = CliRunner().invoke(app, ["optimize", str(path), "--format", "json", *extra])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+def test_one_site_in_the_sites_form_is_the_case_study(tmp_path: Path) -> None:
+    raw = _case_study()
+    raw_sites = _sites_form(raw, {"local": raw["clusters"]["local"]},
+                            [{"from": "east", "to": "local", "bandwidth": "100Gbps"}], raw["clusters"]["prfaas"])
+    raw_sites["baselines"] = raw["baselines"]
+    two, one = _optimize("paper-case-study"), _optimize(_write(tmp_path, raw_sites))
+    for m in ("paper", "exact"):
+        a, b = two["methods"][m]["best"], one["methods"][m]["best"]
+        assert (a["threshold_tokens"], a["n_p"], a["n_d"]) == (b["threshold_tokens"], b["n_p"], b["n_d"])
+        assert a["lambda_max_rps"] == b["lambda_max_rps"]
+
+
+@pytest.fixture(scope="module")
+def doubled(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    raw = _case_study()
+    local, prefill = raw["clusters"]["local"], dict(raw["clusters"]["prfaas"], instances=8)
+    raw2 = _sites_form(raw, {"a": local, "b": local},
+                       [{"from": "east", "to": n, "bandwidth": "100Gbps"} for n in ("a", "b")], prefill)
+    return _optimize(_write(tmp_path_factory.mktemp("doubled"), raw2))
+
+
+@pytest.mark.parametrize("method", ["paper", "exact"])
+def test_two_identical_sites_serve_twice_the_case_study(doubled: dict, method: str) -> None:
+    one = _optimize("paper-case-study")["methods"][method]["best"]
+    two = doubled["methods"][method]["best"]
+    assert two["lambda_max_rps"] == pytest.approx(2 * one["lambda_max_rps"], rel=1e-3)
+    for name in ("a", "b"):
+        s = two["sites"][name]
+        assert (s["n_p"], s["n_d"]) == (one["n_p"], one["n_d"])
+        assert s["threshold_tokens"] == pytest.approx(one["threshold_tokens"], abs=1.0)  # tokens
+        assert s["lambda_rps"] == pytest.approx(one["lambda_max_rps"], rel=1e-3)
+    assert set(doubled["best"]["links"]) == {"east->a", "east->b"}
+    assert doubled["best"]["sites"]["east"]["utilization"] == pytest.approx(1.0, rel=1e-3)  # Eq. 7: compute binds
+
+
+@pytest.fixture(scope="module")
+def two_regions():
+    sc = load_scenario("two-regions", CATALOG)
+    models, _ = api_topology.site_models(sc)
+    return sc, models
+
+
+def _brute(models, thresholds, n_prfaas, method):
+    cands = [joint.candidates(m, thresholds, method) for m in models]
+    stages = [site_stages(m, c) for m, c in zip(models, cands, strict=True)]
+    best = 0.0
+    for n in n_prfaas:
+        for combo in itertools.product(*(range(c.size) for c in cands)):
+            load = sum(s.compute_load[k] for s, k in zip(stages, combo, strict=True))
+            lam = min(float(n) / load if load > 0 else _UNBOUNDED,
+                      *(float(s.local[k]) for s, k in zip(stages, combo, strict=True)))
+            best = max(best, lam)
+    return best
+
+
+@pytest.mark.parametrize("method", [Method.PAPER, Method.EXACT])
+def test_joint_search_equals_brute_force_over_the_product_of_grids(two_regions, method: Method) -> None:
+    _, models = two_regions
+    small = [replace(models[0], n_local=3), replace(models[1], n_local=4, link_bytes_per_s=1.25e9)]
+    thresholds = np.arange(1024.0, 131072.0, 8192.0)
+    n_prfaas = np.array([1, 2, 3])
+    res = joint.search(small, thresholds, n_prfaas, method=method, refine=False)
+    assert res.best.lambda_max_rps == pytest.approx(_brute(small, thresholds, n_prfaas, method), rel=1e-12)
+    assert res.evaluations == sum(c.size for c in res.candidates) * 3  # the sum of the grids, not the product
+    refined = joint.search(small, thresholds, n_prfaas, method=method)
+    assert refined.best.lambda_max_rps >= res.best.lambda_max_rps
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(share=st.floats(0.05, 0.95), gbps_a=st.floats(1.0, 400.0), gbps_b=st.floats(1.0, 400.0),
+       n_a=st.integers(2, 12), n_b=st.integers(2, 12), n_prfaas=st.integers(1, 16),
+       method=st.sampled_from([Method.PAPER, Method.EXACT]))
+def test_joint_plan_is_never_below_independent_planning(two_regions, share, gbps_a, gbps_b, n_a, n_b, n_prfaas,
+                                                        method) -> None:
+    _, models = two_regions
+    ms = [replace(models[0], share=share, link_bytes_per_s=gbps_a * 1.25e8, n_local=n_a),
+          replace(models[1], share=1 - share, link_bytes_per_s=gbps_b * 1.25e8, n_local=n_b)]
+    thresholds = np.arange(128.0, 131072.0 + 1, 1024.0)
+    _, best, ind, alone = api_topology.joint_plan(ms, thresholds, np.array([n_prfaas]), method)
+    assert best.lambda_max_rps >= ind * (1 - 1e-12)
+    assert ind == min(a.lambda_max_rps for a in alone)
+    # the point is feasible: every stage holds at its Lambda
+    load = sum(sp.prfaas_seconds_per_s for sp in best.sites)
+    assert load <= n_prfaas * (1 + 1e-9)
+    for sp, m in zip(best.sites, ms, strict=True):
+        assert sp.egress_bytes_per_s <= m.link_bytes_per_s * (1 + 1e-9)
+        assert sp.lambda_rps == pytest.approx(m.share * best.lambda_max_rps)
+
+
+def test_two_regions_json_keys_and_baselines() -> None:
+    p = _optimize("two-regions")
+    b = p["best"]
+    assert set(b["sites"]) == {"prefill-east", "region-a", "region-b"}
+    assert set(b["links"]) == {"prefill-east->region-a", "prefill-east->region-b"}
+    for name in ("region-a", "region-b"):
+        assert {"threshold_tokens", "n_p", "n_d", "p_offload", "lambda_rps"} <= set(b["sites"][name])
+    assert {"egress_gbps", "utilization"} <= set(b["links"]["prefill-east->region-b"])
+    assert "utilization" in b["sites"]["prefill-east"]
+    base = p["baselines"]
+    lam = b["lambda_max_rps"]
+    assert lam >= base["independent"]["lambda_max_rps"] >= 0
+    assert lam >= base["homogeneous"]["lambda_max_rps"]
+    assert p["ratios"]["prfaas_vs_independent"] == pytest.approx(lam / base["independent"]["lambda_max_rps"])
+    # site rates are the demand shares of the total
+    assert b["sites"]["region-a"]["lambda_rps"] == pytest.approx(0.6 * lam)
+    # homogeneous per site: own 8 instances + share x 64 H200 GPUs in 8-GPU instances (5 and 3)
+    assert [s["instances"] for s in base["homogeneous"]["sites"].values()] == [13, 11]
+    assert base["homogeneous"]["lambda_max_rps"] == pytest.approx(
+        min(s["lambda_max_rps"] / s["demand_share"] for s in base["homogeneous"]["sites"].values()))
+
+
+def test_a_thin_link_binds_and_is_named(tmp_path: Path) -> None:
+    p = _optimize("two-regions", "--set", "links[1].bandwidth=1Gbps")
+    assert p["best"]["binding"] == "link prefill-east->region-b"
+    assert p["best"]["links"]["prefill-east->region-b"]["utilization"] == pytest.approx(1.0, rel=0.02)
+
+
+@pytest.mark.parametrize(("edit", "field"), [
+    (lambda r: r["sites"]["region-a"].update(demand_share=0.5), "sites.region-a.demand_share"),
+    (lambda r: r["sites"]["region-a"].pop("demand_share"), "sites.region-a.demand_share"),
+    (lambda r: r["links"].pop(), "links"),
+    (lambda r: r["links"][0].update({"to": "nowhere"}), "links[0].to"),
+    (lambda r: r["links"].append(dict(r["links"][0])), "links[2].to"),
+    (lambda r: r["sites"]["region-a"].update(role="prfaas"), "sites"),
+    (lambda r: r["sites"]["region-a"].update(instances=1), "sites.region-a.instances"),
+    (lambda r: r.update(link={"bandwidth": "1Gbps"}), "link"),
+    (lambda r: r.pop("links"), "links"),
+])
+def test_bad_topology_is_one_line_naming_the_field(tmp_path: Path, edit, field: str) -> None:
+    raw = yaml.safe_load((ROOT / "scenarios" / "two-regions.yaml").read_text())
+    edit(raw)
+    path = _write(tmp_path, raw)
+    res = CliRunner().invoke(app, ["optimize", str(path)])
+    assert res.exit_code == 2, res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and field in lines[0], lines
