@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, systems
@@ -49,21 +50,32 @@ def _q(d: dict[float, float]) -> dict[str, float]:
     return {f"ttft_p{round(q * 100)}_s": v for q, v in d.items()}
 
 
-def system_latency(sc: ScenarioSpec, c: SystemConfig, rate_rps: float, *, nodes: int = 2000) -> dict[str, Any]:
-    """Analytic TTFT of one system at ``rate_rps``; names the unstable stage above capacity.
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SitePaths:
+    """The TTFT laws of one system's (or one site's) paths at a rate, and its stages' loads."""
 
-    ``nodes``: quantile nodes of each path's length distribution (fewer is faster, coarser).
-    """
+    p: float
+    paths: list[lat.PathLatency]
+    stages: list[lat.Stage]
+    link_rho: float
+
+
+def offload_share(dist: Any, t: float | None) -> float:
+    """p = P(L > t): 0 with no threshold (nothing offloaded), 1 at t <= 0."""
+    if t is None:
+        return 0.0
+    return 1.0 if t <= 0 else float(dist.tail_prob(t))
+
+
+def paths_of(sc: ScenarioSpec, c: SystemConfig, rate_rps: float, *, nodes: int = 2000,
+             pool: lat.SharedPool | None = None) -> SitePaths:
+    """Each path's TTFT law; ``pool``: the PrfaaS path queues in a pool shared with other sites."""
     dist = sc.workload.lengths
     t = c.threshold_tokens
-    if t is None:
-        p = 0.0
-    elif t <= 0:
-        p = 1.0
-    else:
-        p = float(dist.tail_prob(t))
+    p = offload_share(dist, t)
     hold = c.output_tokens * c.t_decode_s
     admission, decode_rho = lat.decode_admission(rate_rps, c.n_d * c.bs_max, hold)
+    scv = sc.workload.arrival_cv**2 if sc.workload.arrival == "gamma" else 1.0
     paths: list[lat.PathLatency] = []
     link_rho = 0.0
     if p > 0 and c.t_prfaas is not None:
@@ -71,16 +83,27 @@ def system_latency(sc: ScenarioSpec, c: SystemConfig, rate_rps: float, *, nodes:
         link_rho = rate_rps * p * float(c.kv_bytes(grid).mean()) / c.link_bytes_per_s
         paths.append(lat.path_latency(
             "prfaas", share=p, rate_rps=rate_rps * p, servers=c.n_prfaas, lengths=grid, t_prefill=c.t_prfaas,
-            scv_arrival=sc.workload.arrival_cv**2 if sc.workload.arrival == "gamma" else 1.0,
-            link_bytes_per_s=c.link_bytes_per_s, link_rho=link_rho, kv_bytes=c.kv_bytes, n_layers=c.n_layers,
-            pipelining=c.pipelining, rtt_s=c.rtt_s, admission_s=admission))
+            scv_arrival=scv, link_bytes_per_s=c.link_bytes_per_s, link_rho=link_rho, kv_bytes=c.kv_bytes,
+            n_layers=c.n_layers, pipelining=c.pipelining, rtt_s=c.rtt_s, admission_s=admission, pool=pool))
     if p < 1 and c.t_local is not None:
         grid = lat.Nodes.of(dist, t if t is not None else dist.hi, above=False, n=nodes).lengths
         paths.append(lat.path_latency(
             "local", share=1 - p, rate_rps=rate_rps * (1 - p), servers=c.n_p, lengths=grid, t_prefill=c.t_local,
-            scv_arrival=sc.workload.arrival_cv**2 if sc.workload.arrival == "gamma" else 1.0,
-            admission_s=admission))
+            scv_arrival=scv, admission_s=admission))
     stages = [s for path in paths for s in path.stages] + [lat.Stage(name="decode", utilization=decode_rho)]
+    return SitePaths(p=p, paths=paths, stages=stages, link_rho=link_rho)
+
+
+def system_latency(sc: ScenarioSpec, c: SystemConfig, rate_rps: float, *, nodes: int = 2000) -> dict[str, Any]:
+    """Analytic TTFT of one system at ``rate_rps``; names the unstable stage above capacity.
+
+    ``nodes``: quantile nodes of each path's length distribution (fewer is faster, coarser).
+    """
+    return as_dict(c, rate_rps, paths_of(sc, c, rate_rps, nodes=nodes))
+
+
+def as_dict(c: SystemConfig, rate_rps: float, sp: SitePaths) -> dict[str, Any]:
+    paths, stages, p, link_rho = sp.paths, sp.stages, sp.p, sp.link_rho
     unstable = [s.name for s in stages if not s.stable]
     if not unstable and rate_rps >= c.capacity_rps * (1 - lat.AT_CAPACITY_RTOL):
         # at Lambda_max (within round-off) the binding stage is saturated, whatever its utilisation

@@ -35,4 +35,10 @@ def latency(
 
     sc = load_scenario(scenario, catalog_from(catalog), overrides=set_, method=_method(method),
                        trace=str(trace) if trace else None)
+    if sc.multi_site:
+        from prfaas_plan.api import topology_systems
+        from prfaas_plan.io.views_topology import emit_topology_latency
+
+        emit_topology_latency(fmt, topology_systems.latency(sc, rate_rps=rate, load=load))
+        return
     views_latency.emit_latency(fmt, api_latency.latency(sc, rate_rps=rate, load=load))

@@ -79,16 +79,49 @@ class PathLatency:
     fixed_weights: NDArray[np.float64]
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SharedPool:
+    """A FIFO pool fed by several streams (the prefill service of a topology): every stream sees
+    the same wait, that of the merged arrivals with the mixture of their service times."""
+
+    utilization: float
+    p_wait: float
+    wait_mean_s: float
+
+
+def shared_pool(rates: list[float], services: list[NDArray[np.float64]], servers: float,
+                scv_arrival: float = 1.0) -> SharedPool:
+    """The pool's wait for streams of ``rates`` (req/s) with service-time samples ``services``."""
+    total = float(sum(rates))
+    if total <= 0:
+        return SharedPool(utilization=0.0, p_wait=0.0, wait_mean_s=0.0)
+    w = [r / total for r in rates]
+    mean = sum(wi * float(x.mean()) for wi, x in zip(w, services, strict=True))
+    second = sum(wi * float((x**2).mean()) for wi, x in zip(w, services, strict=True))
+    scv = max(second / mean**2 - 1.0, 0.0) if mean > 0 else 0.0
+    rho = float(queueing.utilisation(total, mean, servers))
+    if rho >= 1:
+        return SharedPool(utilization=rho, p_wait=0.0, wait_mean_s=0.0)
+    return SharedPool(utilization=rho, p_wait=float(queueing.erlang_c(servers, total * mean)),
+                      wait_mean_s=float(queueing.ggc_wait(total, mean, scv, scv_arrival, servers)))
+
+
 def path_latency(name: str, *, share: float, rate_rps: float, servers: int, lengths: NDArray[np.float64],
                  t_prefill: Callable, scv_arrival: float = 1.0, link_bytes_per_s: float | None = None,
                  link_rho: float = 0.0, kv_bytes: Callable | None = None, n_layers: int = 1,
-                 pipelining: bool = True, rtt_s: float = 0.0, admission_s: float = 0.0) -> PathLatency:
-    """TTFT law of one path: its pool of ``servers`` prefill instances and, if any, the link."""
+                 pipelining: bool = True, rtt_s: float = 0.0, admission_s: float = 0.0,
+                 pool: SharedPool | None = None) -> PathLatency:
+    """TTFT law of one path: its pool of ``servers`` prefill instances and, if any, the link.
+
+    ``pool``: the path's requests queue in a pool shared with other streams; its wait replaces
+    the one of ``servers`` serving this path alone."""
     service_k = None
     service = np.asarray(t_prefill(lengths), dtype=np.float64)
     mean_s = float(service.mean())
     scv = float(service.var() / mean_s**2) if mean_s > 0 else 0.0
     rho = float(queueing.utilisation(rate_rps, mean_s, servers)) if rate_rps > 0 else 0.0
+    if pool is not None:
+        rho = pool.utilization
     stages = [Stage(name=f"{name} prefill", utilization=rho)]
     transfer = transfer_alone = np.zeros_like(service)
     weights = np.ones(1)
@@ -112,7 +145,9 @@ def path_latency(name: str, *, share: float, rate_rps: float, servers: int, leng
     fixed = (service_k if transfer.ndim == 2 else service) + transfer + admission_s
     if fixed.ndim == 1:
         fixed, weights = fixed[:, None], np.ones(1)
-    if rho < 1 and rate_rps > 0:
+    if pool is not None:
+        p_wait, wait = pool.p_wait, pool.wait_mean_s
+    elif rho < 1 and rate_rps > 0:
         p_wait = float(queueing.erlang_c(servers, rate_rps * mean_s))
         wait = float(queueing.ggc_wait(rate_rps, mean_s, scv, scv_arrival, servers))
     else:

@@ -78,3 +78,39 @@ def _tables(p: dict[str, Any]) -> list[Any]:
                                       "vs independent", "vs homog.", "bound by"], m_rows,
                      caption="\n".join(f"{k}: {v}" for k, v in p["sources"].items())))
     return out
+
+
+def _s(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+NAMES = {"prfaas": "PrfaaS-PD", "homogeneous": "Homogeneous PD", "naive_heterogeneous": "Naive heterogeneous"}
+
+
+def emit_topology_latency(fmt: str, r: dict[str, Any]) -> None:
+    """`latency` (or the analytic side of `simulate`) per system and site of a topology."""
+
+    def tables():
+        rows = []
+        for name, s in r["systems"].items():
+            for site, d in [("all sites", s), *s["sites"].items()]:
+                c = r["configs"][name]["sites"].get(site)
+                split = "-" if c is None else f"{_t(c['threshold_tokens']) if c['threshold_tokens'] else '-'} " \
+                                              f"{c['n_p']}/{c['n_d']}"
+                if not d["stable"]:
+                    why = "unstable: " + ", ".join(d.get("unstable_stages", []) or ["a site"])
+                    rows.append([NAMES.get(name, name), site, split, why, "", "", "", ""])
+                    continue
+                link = d.get("link_utilization")
+                rows.append([NAMES.get(name, name), site, split, _s(d["ttft_mean_s"]), _s(d["ttft_p50_s"]),
+                             _s(d["ttft_p90_s"]), _s(d["ttft_p99_s"]),
+                             (_pct(s["prfaas_utilization"]) if s["n_prfaas"] else "-") if site == "all sites"
+                             else _pct(link) if s["n_prfaas"] else "-"])
+        return [table(f"{r['scenario']}: analytic TTFT at {r['rate_rps']:.3f} req/s in total "
+                      f"({r['load'] * 100:.0f}% of the smallest capacity)",
+                      ["system", "site", "t N_p/N_d", "TTFT mean s", "P50 s", "P90 s", "P99 s",
+                       "PrfaaS / link busy"], rows)]
+
+    rows = [{"system": n, "site": site} | {k: v for k, v in d.items() if not isinstance(v, dict | list)}
+            for n, s in r["systems"].items() for site, d in s["sites"].items()]
+    emit(fmt, r, rows=rows, tables=tables)
