@@ -190,3 +190,47 @@ def test_bad_topology_is_one_line_naming_the_field(tmp_path: Path, edit, field: 
     assert res.exit_code == 2, res.output
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and field in lines[0], lines
+
+
+def test_the_shared_pool_of_one_stream_is_the_single_path_queue() -> None:
+    """core.latency.shared_pool with one stream gives the same wait as a path's own pool, so a
+    one-site topology times like the two-cluster system."""
+    from prfaas_plan.api.latency import system_latency as two_cluster_latency
+    from prfaas_plan.api.systems import systems
+    from prfaas_plan.api.topology_systems import system_latency
+    from prfaas_plan.specs.topology import SiteSystem, TopologySystem
+
+    sc = load_scenario("paper-case-study", CATALOG)
+    c = systems(sc, which=("prfaas",))["prfaas"]
+    topo = TopologySystem(name="prfaas", n_prfaas=c.n_prfaas, capacity_rps=c.capacity_rps,
+                          capacity_binding=c.capacity_binding,
+                          sites=(SiteSystem(site="local", link="prfaas->local", demand_share=1.0, config=c,
+                                            workload=sc.workload),))
+    rate = 0.7 * c.capacity_rps
+    one, two = system_latency(sc, topo, rate), two_cluster_latency(sc, c, rate)
+    for key in ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s"):
+        assert one[key] == pytest.approx(two[key], rel=1e-9), key
+        assert one["sites"]["local"][key] == pytest.approx(two[key], rel=1e-9), key
+
+
+def test_latency_sweep_and_ttft_slo_of_a_topology() -> None:
+    runner = CliRunner()
+    res = runner.invoke(app, ["latency", "two-regions", "--load", "0.7", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    lat = json.loads(res.stdout)
+    pr = lat["systems"]["prfaas"]
+    assert set(pr["sites"]) == {"region-a", "region-b"} and pr["stable"]
+    assert pr["ttft_mean_s"] == pytest.approx(sum(d["demand_share"] * d["ttft_mean_s"] for d in pr["sites"].values()))
+    # the shared pool's load: the total rate over the exact capacity, with compute binding the plan
+    assert pr["prfaas_utilization"] == pytest.approx(lat["rate_rps"] / pr["capacity_rps"], rel=1e-3)
+    res = runner.invoke(app, ["sweep", "two-regions", "--set", "links[1].bandwidth=1Gbps..100Gbps:3", "--log",
+                              "--format", "json"])
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)["rows"]
+    lams = [r["lambda_max_rps"] for r in rows]
+    assert lams == sorted(lams) and rows[0]["binding"] == "link prefill-east->region-b"
+    p = _optimize("two-regions", "--set", "slo.ttft=4s")
+    slo = p["ttft_slo"]
+    assert 0 < slo["prfaas"]["lambda_ttft_rps"] < slo["prfaas"]["capacity_rps"]
+    worst = max(v["ttft_p90_s"] for v in slo["prfaas"]["sites"].values())
+    assert worst == pytest.approx(4.0, rel=0.02)

@@ -267,6 +267,25 @@ def plan(sc: ScenarioSpec, *, methods: tuple[str, ...] = ("paper", "exact"), ttf
 MAX_SWEEP_POINTS = 2_000
 
 
+def _topology_row(sc: ScenarioSpec, number: float, text: str) -> dict[str, Any]:
+    """One sweep point of a topology: the total Lambda, what binds, each site's t and split."""
+    from prfaas_plan.api import topology
+
+    try:
+        p = topology.plan(sc, methods=(sc.search.method,)).payload
+    except InfeasibleError as exc:
+        return {"value": number, "value_text": text, "feasible": False, "reason": str(exc)}
+    b = p["best"]
+    return {"value": number, "value_text": text, "feasible": True, "lambda_max_rps": b["lambda_max_rps"],
+            "binding": b["binding"], "tight": b["tight"], "n_prfaas": b["n_prfaas"],
+            "prfaas_utilization": b["prfaas_utilization"],
+            "prfaas_vs_independent": p["ratios"]["prfaas_vs_independent"],
+            "prfaas_vs_homogeneous": p["ratios"]["prfaas_vs_homogeneous"],
+            "sites": {n: {k: s[k] for k in ("threshold_tokens", "n_p", "n_d", "p_offload", "lambda_rps")}
+                      for n, s in b["sites"].items() if s["role"] == "pd"},
+            "links": b["links"]}
+
+
 def parse_range(item: str, *, log: bool = False) -> tuple[str, list[str], list[float]]:
     """`key=a..b:n[:log]` -> (key, values as strings with the unit, numeric values); see units.parse_range."""
     key, _, raw = item.partition("=")
@@ -293,6 +312,11 @@ def sweep(ref: str | None, catalog: Any, *, overrides: list[str], method: str | 
     rows: list[dict[str, Any]] = []
     for text, number in zip(texts, numbers, strict=True):
         sc = load_scenario(ref, catalog, overrides=[*fixed, f"{key}={text}"], method=method, trace=trace)
+        if sc.multi_site:
+            rows.append(_topology_row(sc, number, text))
+            if progress is not None:
+                progress(f"sweeping {key}", len(rows), len(texts))
+            continue
         try:
             p = plan(sc, methods=(sc.search.method,)).payload
         except InfeasibleError as exc:

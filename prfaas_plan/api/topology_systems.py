@@ -137,3 +137,43 @@ def latency(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | No
                                "sites": {x.site: {"threshold_tokens": x.config.threshold_tokens, "n_p": x.config.n_p,
                                                   "n_d": x.config.n_d} for x in s.sites}}
                         for name, s in systems.items()}}
+
+
+BISECTIONS = 20
+
+
+def _meets(sc: ScenarioSpec, system: TopologySystem, rate: float, bound: float, stat: str) -> bool:
+    r = system_latency(sc, system, rate, nodes=400)
+    key = "ttft_mean_s" if stat == "mean" else f"ttft_{stat}_s"
+    return r["stable"] and all(d[key] is not None and d[key] <= bound for d in r["sites"].values())
+
+
+def ttft_slo(sc: ScenarioSpec) -> dict[str, Any]:
+    """The largest total rate at which every site of each system meets the TTFT SLO, the systems
+    held at their throughput configurations (the search over configurations under the SLO covers
+    one PD site: ``api.slo``)."""
+    bound, stat = sc.ttft_slo_s, sc.ttft_statistic
+    assert bound is not None
+    out: dict[str, Any] = {"bound_s": bound, "statistic": stat, "every_site": True,
+                           "configuration": "each system's throughput-best, held"}
+    for name, system in topology_systems(sc).items():
+        cap = system.capacity_rps * (1 - 1e-6)
+        lo, hi = cap * 1e-6, cap
+        if not _meets(sc, system, lo, bound, stat):
+            out[name] = None
+            continue
+        if _meets(sc, system, hi, bound, stat):
+            lo = hi
+        for _ in range(BISECTIONS):
+            if hi - lo <= 1e-4 * hi:
+                break
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if _meets(sc, system, mid, bound, stat) else (lo, mid)
+        r = system_latency(sc, system, lo)
+        out[name] = {"lambda_ttft_rps": lo, "capacity_rps": system.capacity_rps, "load": lo / system.capacity_rps,
+                     "binding": "ttft" if lo < cap * (1 - 1e-4) else system.capacity_binding,
+                     "sites": {k: {q: d[q] for q in ("ttft_mean_s", "ttft_p90_s", "ttft_p99_s")}
+                               for k, d in r["sites"].items()}}
+    hom, pr = out.get(HOMOGENEOUS), out.get(PRFAAS)
+    out["ratios"] = {"prfaas_vs_homogeneous": pr["lambda_ttft_rps"] / hom["lambda_ttft_rps"] if pr and hom else None}
+    return out

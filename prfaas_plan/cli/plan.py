@@ -50,7 +50,12 @@ def optimize(
 
         if plot is not None:
             raise SpecError("--plot draws Figure 5 of one PD site; this scenario has several", field="--plot")
-        emit_topology(fmt, api_topology.plan(sc).payload)
+        payload = api_topology.plan(sc).payload
+        if sc.ttft_slo_s is not None:
+            from prfaas_plan.api.topology_systems import ttft_slo
+
+            payload["ttft_slo"] = ttft_slo(sc)
+        emit_topology(fmt, payload)
         return
     result = api_plan.plan(sc)
     if plot is not None:

@@ -74,6 +74,20 @@ def _tables(p: dict[str, Any]) -> list[Any]:
                           for n in names)
         m_rows.append([m, split, _f(bb["lambda_max_rps"], 3), _x(d["ratios"].get("prfaas_vs_independent")),
                        _x(d["ratios"].get("prfaas_vs_homogeneous")), bb["binding"]])
+    slo = p.get("ttft_slo")
+    if slo is not None:
+        s_rows = []
+        for key in ("prfaas", "homogeneous", "naive_heterogeneous"):
+            d = slo.get(key)
+            if d is None:
+                s_rows.append([NAMES[key], "none", "-", "misses the bound even at zero load"])
+                continue
+            worst = max(v["ttft_p90_s"] if slo["statistic"] == "p90" else v["ttft_mean_s"] for v in d["sites"].values())
+            s_rows.append([NAMES[key], _f(d["lambda_ttft_rps"], 3), _f(d["capacity_rps"], 3),
+                           f"{d['binding']} (worst site {_f(worst, 2)} s)"])
+        out.append(table(f"Under the TTFT SLO: {slo['statistic']} TTFT <= {slo['bound_s']:g} s at every site "
+                         "(throughput-best configurations held)", ["system", "rate req/s", "capacity req/s",
+                                                                   "bound by"], s_rows))
     out.append(table("Both methods", ["method", f"t N_p/N_d per site ({', '.join(names)})", "Lambda",
                                       "vs independent", "vs homog.", "bound by"], m_rows,
                      caption="\n".join(f"{k}: {v}" for k, v in p["sources"].items())))
@@ -114,3 +128,24 @@ def emit_topology_latency(fmt: str, r: dict[str, Any]) -> None:
     rows = [{"system": n, "site": site} | {k: v for k, v in d.items() if not isinstance(v, dict | list)}
             for n, s in r["systems"].items() for site, d in s["sites"].items()]
     emit(fmt, r, rows=rows, tables=tables)
+
+
+def emit_topology_sweep(fmt: str, s: dict[str, Any]) -> None:
+    def tables():
+        names = next((list(r["sites"]) for r in s["rows"] if r["feasible"]), [])
+        rows = []
+        for r in s["rows"]:
+            if not r["feasible"]:
+                rows.append([r["value_text"], "infeasible", "", "", r["reason"]])
+                continue
+            split = ", ".join(f"{_t(r['sites'][n]['threshold_tokens'])} {r['sites'][n]['n_p']}/{r['sites'][n]['n_d']}"
+                              for n in names)
+            rows.append([r["value_text"], split, _f(r["lambda_max_rps"], 3), _x(r["prfaas_vs_independent"]),
+                         r["binding"]])
+        return [table(f"Sweep of {s['key']} ({s['scale']} steps)",
+                      [s["key"], f"t N_p/N_d per site ({', '.join(names)})", "Lambda req/s", "vs independent",
+                       "bound by"], rows)]
+
+    flat = [{k: v for k, v in r.items() if k not in ("tight", "sites", "links")}
+            | {f"{n}.{k}": v for n, d in r.get("sites", {}).items() for k, v in d.items()} for r in s["rows"]]
+    emit(fmt, s, rows=flat, tables=tables)
