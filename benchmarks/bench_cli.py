@@ -38,7 +38,7 @@ def main() -> None:
     base = floor()
     print(f"floor (python -c 'import numpy'): {base:.3f} s")
     commands = (["kv-rate", "internal-1t"], ["optimize"], ["optimize", "--format", "json"],
-                ["latency", "--load", "0.7"])
+                ["latency", "--load", "0.7"], ["optimize", "two-regions"])
     for args in commands:
         best, med = wall(args)
         print(f"prfaas-plan {' '.join(args):<28} whole process: best {best:.3f} s ({best / base:.1f}x the floor), "
@@ -72,6 +72,39 @@ def main() -> None:
     dt = time.perf_counter() - t0
     print(f"search (exact, N_prfaas 1..16): {space.size:,} candidates in {dt * 1e3:.1f} ms "
           f"= {space.size / dt:,.0f} candidate evaluations/s")
+
+    topology()
+
+
+def topology() -> None:
+    """The joint search of the two-regions topology: candidates weighed per second, and how its
+    time grows with the sites (the sum of their grids, not the product)."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from prfaas_plan.api.plan import _space
+    from prfaas_plan.api.topology import site_models
+    from prfaas_plan.core import joint
+    from prfaas_plan.core.throughput import Method
+    from prfaas_plan.io.load import Catalog
+    from prfaas_plan.io.scenario import load_scenario
+
+    sc = load_scenario("two-regions", Catalog.default())
+    models, _ = site_models(sc)
+    space = _space(sc)
+    for n_sites in (2, 4, 8):
+        ms = [replace(models[i % 2], name=f"s{i}", link=f"p->s{i}", share=1 / n_sites) for i in range(n_sites)]
+        for method in (Method.PAPER, Method.EXACT):
+            runs = []
+            for _ in range(5):
+                t0 = time.perf_counter()
+                res = joint.search(ms, space.thresholds, np.array([8 * n_sites // 2]), method=method)
+                runs.append(time.perf_counter() - t0)
+            best = min(runs)
+            print(f"joint search ({method}, {n_sites} sites): {res.evaluations:,} candidates (sum of the sites' "
+                  f"grids; their product is ~{float(res.candidates[0].size) ** n_sites:.1e}) in {best * 1e3:.1f} ms "
+                  f"= {res.evaluations / best:,.0f} candidates/s")
 
 
 if __name__ == "__main__":
