@@ -1,4 +1,5 @@
-"""The statistics of one simulated run (``sim.run.simulate``) and their JSON view."""
+"""The statistics of one simulated run (``sim.run.simulate``, ``sim.topology.simulate_topology``) and
+their JSON view."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 
 from prfaas_plan.sim.entities import Hist
 
-__all__ = ["SimResult"]
+__all__ = ["SimResult", "TopologySimResult", "json_ready"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,3 +68,70 @@ class SimResult:
     @property
     def requests_per_cpu_s(self) -> float:
         return self.requests / self.cpu_s if self.cpu_s > 0 else math.inf
+
+
+def _ttft(h: Hist) -> dict[str, float | None]:
+    return {"ttft_mean_s": h.mean, "ttft_p50_s": h.quantile(0.5), "ttft_p90_s": h.quantile(0.9),
+            "ttft_p99_s": h.quantile(0.99)}
+
+
+def json_ready(x: Any) -> Any:
+    """``x`` with numpy scalars as Python numbers and every NaN or infinity as None (strict JSON)."""
+    if isinstance(x, dict):
+        return {k: json_ready(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [json_ready(v) for v in x]
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopologySimResult:
+    """Statistics of one simulated topology (PD sites sharing one PrfaaS pool); ``to_dict()`` is the
+    JSON view. Times s, rates req/s, over one window for every site (see ``sim.topology``).
+
+    ``sites`` holds each PD site's statistics as a ``SimResult`` (its arrivals, TTFT, link,
+    pools); there ``stage_rps["prfaas"]`` counts the site's own requests leaving the shared pool,
+    while ``utilization["prfaas"]`` and ``mean_queue["prfaas"]`` are the shared pool's. Stages here
+    are named ``prfaas``, ``SITE:local``, ``SITE:link``, ``SITE:decode``; ``stage_share`` is the
+    fraction of all arrivals in the window that passes through each (prfaas: sum_i share_i p_i).
+    A link's rate there is its bytes/s over the bytes per arrival (the site's ``stage_rps["link"]``
+    counts finished transfers, as ``SimResult`` does).
+    """
+
+    system: str
+    rate_rps: float  # total arrival rate Lambda
+    requests: int
+    measured: int
+    completed: int
+    span_s: float
+    throughput_rps: float | None  # decode admissions of every site per second in the window
+    ttft: Hist  # every site's measured requests
+    ttft_paths: dict[str, Hist]
+    prfaas_utilization: float | None  # busy fraction of the shared pool's instances
+    prfaas_mean_queue: float | None
+    stage_rps: dict[str, float | None]
+    stage_share: dict[str, float]
+    stage_utilization: dict[str, float | None]  # busy fraction of each stage's instances, slots or link
+    sites: dict[str, SimResult]
+    events: int
+    wall_s: float
+    cpu_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        n = self.ttft.n
+        out = _ttft(self.ttft) | {
+            "per_path": {name: {"count": h.n, "share": h.n / n if n else None} | _ttft(h)
+                         for name, h in self.ttft_paths.items()},
+            "throughput_rps": self.throughput_rps, "completed": self.completed, "requests": self.requests,
+            "measured": self.measured, "span_s": self.span_s, "rate_rps": self.rate_rps,
+            "prfaas_utilization": self.prfaas_utilization, "prfaas_mean_queue": self.prfaas_mean_queue,
+            "stage_rps": self.stage_rps, "stage_share": self.stage_share,
+            "stage_utilization": self.stage_utilization,
+            "sites": {name: r.to_dict() for name, r in self.sites.items()},
+            "events": self.events, "wall_s": self.wall_s, "cpu_s": self.cpu_s,
+        }
+        return json_ready(out)

@@ -55,23 +55,23 @@ import numpy as np
 from prfaas_plan.errors import SpecError
 from prfaas_plan.sim.engine import Engine
 from prfaas_plan.sim.entities import DecodeSlots, Hist, Pool, Req
+from prfaas_plan.sim.path import PREFETCH, KvPath
 from prfaas_plan.sim.policies import LinkMonitor, ParamSource, RoleBalancer, TraceSource, make_source
 from prfaas_plan.sim.result import SimResult
 from prfaas_plan.sim.stations import SharedLink
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.system import ControlConfig, SystemConfig
 
-__all__ = ["Saturation", "SimResult", "saturation_throughput", "simulate"]
+__all__ = ["Saturation", "SimResult", "check_bounds", "saturation_throughput", "simulate"]
 
-# KV shipment states of an offloaded request (Req.part)
-_BULK, _BULK_SENT, _LAST, _BULK_AFTER_PREFILL, _PREFETCH = 1, 2, 3, 4, -1
 _STEP = 20_000  # events between progress reports
 _SERIES_POINTS = 500  # link utilisation series: about this many windows over the run
 _TIE = 0.001  # saturation: stages within 0.1% of the lowest rate tie; the most upstream one is named
 
 
-class _Run:
-    """One run's state and event callbacks (bound methods: the engine calls them with a Req)."""
+class _Run(KvPath):
+    """One run's state and event callbacks (bound methods: the engine calls them with a Req); the
+    prefill-to-decode life cycle is ``KvPath``'s."""
 
     def __init__(self, sc: ScenarioSpec, system: SystemConfig, src: ParamSource | TraceSource, *, records: bool,
                  control: ControlConfig | None) -> None:
@@ -134,7 +134,7 @@ class _Run:
             self.routed["local"] += 1
             pool = self.pool_l
         if prefetch > 0:
-            r.part = _PREFETCH
+            r.part = PREFETCH
             self.link.submit(r, prefetch)
         else:
             pool.submit(r)  # type: ignore[union-attr]
@@ -152,52 +152,6 @@ class _Run:
             self.kept_local += 1
             return False
         return True
-
-    # ------------------------------------------------------------------ prefill and the link
-    def _prefill_start_p(self, r: Req) -> None:
-        if self.n_layers > 1:
-            self.engine.schedule(r.service / self.n_layers, self._bulk_start, r)
-
-    def _bulk_start(self, r: Req) -> None:
-        if r.part != 0:  # a zero-length prefill already sent everything
-            return
-        r.part = _BULK
-        self.link.submit(r, r.kv * (self.n_layers - 1) / self.n_layers)
-
-    def _prefill_done_p(self, r: Req) -> None:
-        if r.part == _BULK:
-            r.part = _BULK_AFTER_PREFILL
-        elif r.part == _BULK_SENT:
-            r.part = _LAST
-            self.link.submit(r, r.kv / self.n_layers)
-        else:  # no pipelining: everything goes now
-            r.part = _LAST
-            self.link.submit(r, r.kv)
-
-    def _prefill_done_l(self, r: Req) -> None:
-        r.kv_transfer_completed_at = r.prefill_completed_at  # RDMA inside the cluster: instantaneous
-        self.decode.ready(r)
-
-    def _link_done(self, r: Req) -> None:
-        link = self.link
-        del link.started_at[r], link.completed_at[r], link.size_bytes[r]  # keep memory flat
-        part = r.part
-        if part == _LAST:
-            self.link_done += 1
-            now = self.engine.now
-            r.kv_transfer_completed_at = now
-            if self.system.rtt_s > 0:
-                self.engine.schedule(self.system.rtt_s, self.decode.ready, r)
-            else:
-                self.decode.ready(r)
-        elif part == _BULK:
-            r.part = _BULK_SENT
-        elif part == _BULK_AFTER_PREFILL:
-            r.part = _LAST
-            link.submit(r, r.kv / self.n_layers)
-        else:  # prefix-cache prefetch done: the request joins its prefill queue
-            r.part = 0
-            (self.pool_p if r.offload else self.pool_l).submit(r)  # type: ignore[union-attr]
 
     # ------------------------------------------------------------------ decode admission
     def _admit(self, r: Req, now: float) -> None:
@@ -299,6 +253,21 @@ class _Run:
             events=self.engine.events_processed, wall_s=wall_s, cpu_s=cpu_s, records=records)
 
 
+def check_bounds(rate_rps: float | None, n_requests: int | None, duration_s: float | None,
+                 warmup_fraction: float) -> None:
+    """Refuse a bad rate, run length or warm-up, naming the option (shared with ``sim.topology``)."""
+    if rate_rps is not None and not (rate_rps > 0 and math.isfinite(rate_rps)):
+        raise SpecError(f"must be a positive arrival rate in req/s, got {rate_rps!r}", field="--rate")
+    if n_requests is not None and duration_s is not None:
+        raise SpecError("give --requests or --duration, not both", field="--requests")
+    if n_requests is not None and not n_requests >= 1:
+        raise SpecError(f"must be at least 1, got {n_requests!r}", field="--requests")
+    if duration_s is not None and not duration_s > 0:
+        raise SpecError(f"must be > 0 s, got {duration_s!r}", field="--duration")
+    if not 0 <= warmup_fraction < 1:
+        raise SpecError(f"must be in [0, 1), got {warmup_fraction!r}", field="warmup_fraction")
+
+
 def simulate(sc: ScenarioSpec, system: SystemConfig, *, rate_rps: float | None, n_requests: int | None = None,
              duration_s: float | None = None, rng: np.random.Generator, records: bool = False,
              warmup_fraction: float = 0.1, control: ControlConfig | None = None,
@@ -310,16 +279,7 @@ def simulate(sc: ScenarioSpec, system: SystemConfig, *, rate_rps: float | None, 
     given. ``drain`` False stops soon after the last arrival (saturation runs) instead of serving
     every request. ``progress(arrived)`` is called every few thousand events.
     """
-    if rate_rps is not None and not (rate_rps > 0 and math.isfinite(rate_rps)):
-        raise SpecError(f"must be a positive arrival rate in req/s, got {rate_rps!r}", field="--rate")
-    if n_requests is not None and duration_s is not None:
-        raise SpecError("give --requests or --duration, not both", field="--requests")
-    if n_requests is not None and not n_requests >= 1:
-        raise SpecError(f"must be at least 1, got {n_requests!r}", field="--requests")
-    if duration_s is not None and not duration_s > 0:
-        raise SpecError(f"must be > 0 s, got {duration_s!r}", field="--duration")
-    if not 0 <= warmup_fraction < 1:
-        raise SpecError(f"must be in [0, 1), got {warmup_fraction!r}", field="warmup_fraction")
+    check_bounds(rate_rps, n_requests, duration_s, warmup_fraction)
     cpu0, wall0 = time.process_time(), time.perf_counter()
     src = make_source(sc, system, rng, rate_rps=rate_rps, n_requests=n_requests, duration_s=duration_s,
                               warmup_fraction=warmup_fraction)

@@ -1,0 +1,80 @@
+"""The life cycle of a request between its prefill and decode admission, shared by the simulators.
+
+``KvPath`` holds the event callbacks of one PD site's path (PAPER.md section 3, DESIGN.md
+"Latency"): the layer-wise pipelined KV shipment of an offloaded request over the site's link,
+the instantaneous RDMA hand-off of a local one, the RTT, and a prefix-cache prefetch joining its
+prefill queue. ``sim.run._Run`` (one system) and ``sim.topology`` (one object per PD site, the
+PrfaaS pool shared) both mix it in, so the two simulate the same life cycle.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prfaas_plan.sim.engine import Engine
+from prfaas_plan.sim.entities import DecodeSlots, Pool, Req
+from prfaas_plan.sim.stations import SharedLink
+
+__all__ = ["BULK", "BULK_AFTER_PREFILL", "BULK_SENT", "LAST", "PREFETCH", "KvPath"]
+
+# KV shipment states of an offloaded request (Req.part)
+BULK, BULK_SENT, LAST, BULK_AFTER_PREFILL, PREFETCH = 1, 2, 3, 4, -1
+
+
+class KvPath:
+    """Callbacks of one path; the host sets ``engine``, ``system`` (rtt_s), ``pool_p``, ``pool_l``,
+    ``link``, ``decode``, ``n_layers`` (1 without pipelining) and the counter ``link_done``."""
+
+    engine: Engine
+    system: Any
+    pool_p: Pool | None
+    pool_l: Pool | None
+    link: SharedLink
+    decode: DecodeSlots
+    n_layers: int
+    link_done: int
+
+    def _prefill_start_p(self, r: Req) -> None:
+        if self.n_layers > 1:
+            self.engine.schedule(r.service / self.n_layers, self._bulk_start, r)
+
+    def _bulk_start(self, r: Req) -> None:
+        if r.part != 0:  # a zero-length prefill already sent everything
+            return
+        r.part = BULK
+        self.link.submit(r, r.kv * (self.n_layers - 1) / self.n_layers)
+
+    def _prefill_done_p(self, r: Req) -> None:
+        if r.part == BULK:
+            r.part = BULK_AFTER_PREFILL
+        elif r.part == BULK_SENT:
+            r.part = LAST
+            self.link.submit(r, r.kv / self.n_layers)
+        else:  # no pipelining: everything goes now
+            r.part = LAST
+            self.link.submit(r, r.kv)
+
+    def _prefill_done_l(self, r: Req) -> None:
+        r.kv_transfer_completed_at = r.prefill_completed_at  # RDMA inside the cluster: instantaneous
+        self.decode.ready(r)
+
+    def _link_done(self, r: Req) -> None:
+        link = self.link
+        del link.started_at[r], link.completed_at[r], link.size_bytes[r]  # keep memory flat
+        part = r.part
+        if part == LAST:
+            self.link_done += 1
+            now = self.engine.now
+            r.kv_transfer_completed_at = now
+            if self.system.rtt_s > 0:
+                self.engine.schedule(self.system.rtt_s, self.decode.ready, r)
+            else:
+                self.decode.ready(r)
+        elif part == BULK:
+            r.part = BULK_SENT
+        elif part == BULK_AFTER_PREFILL:
+            r.part = LAST
+            link.submit(r, r.kv / self.n_layers)
+        else:  # prefix-cache prefetch done: the request joins its prefill queue
+            r.part = 0
+            (self.pool_p if r.offload else self.pool_l).submit(r)  # type: ignore[union-attr]
