@@ -119,16 +119,17 @@ def _overlap(prev: Override, ov: Override) -> bool:
 _INDEX = re.compile(r"^(?P<name>[^\[\]]+)\[(?P<i>\d+)\]$")
 
 
-def _indexed(node: Any, part: str, ov: Override) -> tuple[Any, Any]:
-    """(container, key) for a key part: ``links[1]`` is entry 1 of the list ``links``."""
+def _indexed(node: Any, part: str, ov: Override, source: str) -> tuple[Any, Any]:
+    """(container, key) for a key part: ``links[1]`` is entry 1 of the list ``links``; a list
+    that is missing or too short is the scenario's, so the error names its file too."""
     m = _INDEX.match(part)
     if m is None:
         return node, part
-    seq, i = node.get(m["name"]), int(m["i"])
-    if not isinstance(seq, list):
-        raise SpecError(f"{m['name']} is not a list" + ("" if seq is None else f" ({_short(seq)})"), field=ov.label)
-    if i >= len(seq):
-        raise SpecError(f"{m['name']} has {len(seq)} entries (0..{len(seq) - 1}), got [{i}]", field=ov.label)
+    seq, i = node.get(m["name"]) if isinstance(node, dict) else None, int(m["i"])
+    if not isinstance(seq, list) or i >= len(seq):
+        got = "missing" if seq is None else _short(seq) if not isinstance(seq, list) else f"{len(seq)} entries"
+        raise SpecError(f"{ov.label} indexes entry {i} of a list; the scenario has {got}", source=source,
+                        field=m["name"])
     return seq, i
 
 
@@ -147,7 +148,7 @@ def apply(data: dict[str, Any], overrides: list[Override], source: str) -> Place
         node = out
         parts = ov.key.split(".")
         for i, part in enumerate(parts[:-1]):
-            node, part = _indexed(node, part, ov)
+            node, part = _indexed(node, part, ov, source)
             child = node[part] if isinstance(node, list) else node.get(part)
             if child is None:
                 child = {}
@@ -162,7 +163,7 @@ def apply(data: dict[str, Any], overrides: list[Override], source: str) -> Place
                 raise SpecError(f"expected a mapping of keys (got {_short(child)})",
                                 **({"source": source, "field": path} if by is None else {"field": f"{by} {path}"}))
             node = child
-        node, last = _indexed(node, parts[-1], ov)
+        node, last = _indexed(node, parts[-1], ov, source)
         node[last] = copy.deepcopy(ov.value)
         origins[ov.key] = ov.option
         for k in [k for k in origins if k.startswith(ov.key + ".")]:  # replaced with the rest
