@@ -103,6 +103,18 @@ def simulate(
         raise SpecError("give --requests or --duration, not both", field="--requests")
     sc = load_scenario(scenario, catalog_from(catalog), overrides=set_, method=_method(method),
                        trace=str(trace) if trace else None)
+    if sc.multi_site:
+        from prfaas_plan.api import topology_sim
+        from prfaas_plan.io.views_topology import emit_topology_sim
+
+        for given, option in ((plot, "--plot"), (records, "--records")):
+            if given is not None:
+                raise SpecError(f"{option} covers one PD site; this scenario has several", field=option)
+        with Bar() as tick:
+            payload = topology_sim.simulate(sc, rate_rps=rate_rps, load=load_f, n_requests=n, duration_s=dur,
+                                            seed=seed_n, progress=tick)
+        emit_topology_sim(fmt, payload)
+        return
     with Bar() as tick:
         run = api_sim.run_systems(sc, rate_rps=rate_rps, load=load_f, n_requests=n, duration_s=dur,
                                   seed=seed_n, records=records is not None, progress=tick)

@@ -149,3 +149,27 @@ def emit_topology_sweep(fmt: str, s: dict[str, Any]) -> None:
     flat = [{k: v for k, v in r.items() if k not in ("tight", "sites", "links")}
             | {f"{n}.{k}": v for n, d in r.get("sites", {}).items() for k, v in d.items()} for r in s["rows"]]
     emit(fmt, s, rows=flat, tables=tables)
+
+
+def emit_topology_sim(fmt: str, r: dict[str, Any]) -> None:
+    """`simulate` of a topology: simulated (and analytic) TTFT per system and site."""
+
+    def tables():
+        rows = []
+        for name, s in r["systems"].items():
+            a = s["analytic"]
+            rows.append([NAMES.get(name, name), "all sites", f"{s['load'] * 100:.0f}%", _s(s["ttft_mean_s"]),
+                         _s(s["ttft_p90_s"]), _s(s["ttft_p99_s"]), _s(a["ttft_mean_s"]), _s(a["ttft_p90_s"]),
+                         _pct(s["prfaas_utilization"]) if s["n_prfaas"] else "-"])
+            for site, d in s["sites"].items():
+                rows.append(["", site, "", _s(d["ttft_mean_s"]), _s(d["ttft_p90_s"]), _s(d["ttft_p99_s"]),
+                             _s(d["analytic"]["ttft_mean_s"]), _s(d["analytic"]["ttft_p90_s"]),
+                             _pct(d["link_utilization"]) if s["n_prfaas"] else "-"])
+        return [table(f"{r['scenario']}: simulated TTFT at {r['rate_rps']:.3f} req/s in total "
+                      f"({r['load'] * 100:.0f}% of the smallest capacity)",
+                      ["system", "site", "load", "TTFT mean s", "P90 s", "P99 s", "analytic mean s", "analytic P90 s",
+                       "PrfaaS / link busy"], rows)]
+
+    rows = [{"system": n, "site": site} | {k: v for k, v in d.items() if not isinstance(v, dict | list)}
+            for n, s in r["systems"].items() for site, d in s["sites"].items()]
+    emit(fmt, r, rows=rows, tables=tables)
