@@ -12,7 +12,7 @@ import numpy as np
 
 from prfaas_plan import units
 from prfaas_plan.core import decode, prefill
-from prfaas_plan.core.timing import prefill_timer
+from prfaas_plan.core.timers import prefill_timer
 from prfaas_plan.io.load import load_gpu, load_model
 from prfaas_plan.specs.hardware import InstanceSpec
 

@@ -25,7 +25,8 @@ from typer.testing import CliRunner
 from prfaas_plan.api.perf import gpu_lookup
 from prfaas_plan.cli import app
 from prfaas_plan.core import decode, prefill
-from prfaas_plan.core.timing import Source, prefill_timer
+from prfaas_plan.core.timers import prefill_timer
+from prfaas_plan.core.timing import Source
 from prfaas_plan.io.load import Catalog, load_gpu, load_model
 from prfaas_plan.specs.hardware import UNCALIBRATED, GpuSpec, InstanceSpec
 from prfaas_plan.specs.model import DType

@@ -67,3 +67,39 @@ def test_a_broken_layer_is_listed(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert "layered.low.b -> layered.top.a (l.3)" in listed, report
     assert "layered.low.b -> pathlib (l.1)" in listed, report
     assert "0 kept, 2 broken" in report
+
+
+def test_no_import_cycles() -> None:
+    """No module imports itself through others (strongly connected components of the import
+    graph, lazy imports inside functions included, are single modules)."""
+    import grimp
+
+    g = grimp.build_graph("prfaas_plan")
+    index, low, stack, on, cycles = {}, {}, [], set(), []
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10_000))
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in g.find_modules_directly_imported_by(v):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(sorted(comp))
+
+    for m in sorted(g.modules):
+        if m not in index:
+            visit(m)
+    assert not cycles, cycles

@@ -22,7 +22,8 @@ from prfaas_plan import units
 from prfaas_plan.cli import app
 from prfaas_plan.core import calibrate as cal
 from prfaas_plan.core import decode, kv, prefill
-from prfaas_plan.core.timing import Source, prefill_timer
+from prfaas_plan.core.timers import prefill_timer
+from prfaas_plan.core.timing import Source
 from prfaas_plan.errors import SolverError, SpecError
 from prfaas_plan.io.load import Catalog, load_gpu, load_model
 from prfaas_plan.io.measurements import read_measurements

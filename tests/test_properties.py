@@ -48,7 +48,7 @@ def scenario_overrides(draw) -> list[str]:
 
 def lam(overrides: list[str], catalog: Catalog = CATALOG, method: str = "paper") -> float:
     sc = load_scenario(None, catalog, overrides=[*overrides, f"search.method={method}"])
-    return plan(sc, methods=(method,), ttft_slo=False).payload["best"]["lambda_max_rps"]
+    return plan(sc, methods=(method,)).payload["best"]["lambda_max_rps"]
 
 
 def _with(overrides: list[str], key: str, value: str) -> list[str]:

@@ -10,12 +10,13 @@ from typing import Any
 import numpy as np
 
 from prfaas_plan import units
+from prfaas_plan.api.inputs import default_lengths, instance, require_context
 from prfaas_plan.core import kv
 from prfaas_plan.core.profile import EXTRAPOLATED, EXTRAPOLATION, profile_basis
-from prfaas_plan.core.timing import Source, prefill_timer
+from prfaas_plan.core.timers import prefill_timer
+from prfaas_plan.core.timing import Source
 from prfaas_plan.errors import SpecError
 from prfaas_plan.io.load import Catalog, load_gpu, load_model
-from prfaas_plan.specs.hardware import InstanceSpec
 from prfaas_plan.specs.model import DType, LinearGroup, MeasuredProfile, ModelSpec
 
 
@@ -150,28 +151,6 @@ def import_model(config_path: str) -> dict[str, Any]:
     return data
 
 
-DEFAULT_LENGTHS = (units.K_TOKENS, 8 * units.K_TOKENS, 32 * units.K_TOKENS, 128 * units.K_TOKENS)
-
-
-def default_lengths(model: ModelSpec) -> list[int]:
-    """1K, 8K, 32K, 128K within the model's context, and the context itself where it cuts that list
-    short (Qwen3-32B: 1K, 8K, 32K, 40,960): lengths nobody asked for are never refused."""
-    limit = model.max_position_embeddings
-    if limit is None or limit >= DEFAULT_LENGTHS[-1]:
-        return list(DEFAULT_LENGTHS)
-    return [n for n in DEFAULT_LENGTHS if n < limit] + [int(limit)]
-
-
-def require_context(model: ModelSpec, lengths: Sequence[float], option: str, *, allow: bool = False) -> None:
-    """Refuse lengths past the model's max_position_embeddings unless the user allows them."""
-    over = model.beyond_context(lengths)
-    if over and not allow:
-        n, limit = over[0], model.max_position_embeddings
-        raise SpecError(f"{units.format_length(n)} ({n:,.0f} tokens) is beyond {model.name}'s context of "
-                        f"{limit:,} tokens (max_position_embeddings); pass --allow-beyond-context to extrapolate",
-                        field=option)
-
-
 def _length_range(lengths: Sequence[int]) -> str:
     return f"{units.format_length(lengths[0])}..{units.format_length(lengths[-1])}"
 
@@ -190,12 +169,6 @@ def _time_basis(model: ModelSpec, n: int, profile: MeasuredProfile | None, basis
         word = EXTRAPOLATED
         reasons.append(f"beyond the {units.format_length(model.max_position_embeddings or 0)} context")
     return word, word + (f" ({', '.join(reasons)})" if reasons else "")
-
-
-def instance(hardware: str, gpus: int, catalog: Catalog) -> InstanceSpec:
-    if gpus < 1:
-        raise SpecError(f"must be a positive number of GPUs, got {gpus}", field="--gpus")
-    return InstanceSpec(gpu=load_gpu(hardware, catalog), gpus=gpus)
 
 
 def kv_rate(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int] | None, catalog: Catalog,

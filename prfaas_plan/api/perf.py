@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from prfaas_plan import units
-from prfaas_plan.api import default_lengths, instance, require_context
+from prfaas_plan.api.inputs import default_lengths, instance, require_context
 from prfaas_plan.core import calibrate as cal
 from prfaas_plan.core import decode, prefill
 from prfaas_plan.errors import SpecError

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -15,7 +14,7 @@ from prfaas_plan.core import kv
 from prfaas_plan.core.optimize import Search, Space, offload_all_threshold, search
 from prfaas_plan.core.profile import EXTRAPOLATION
 from prfaas_plan.core.throughput import Curves, Method, OperatingPoint, operating_point, routing
-from prfaas_plan.core.timing import prefill_timer
+from prfaas_plan.core.timers import prefill_timer
 from prfaas_plan.errors import InfeasibleError, SpecError
 from prfaas_plan.specs.hardware import InstanceSpec
 from prfaas_plan.specs.scenario import ClusterSpec, ScenarioSpec
@@ -177,11 +176,9 @@ class Plan:
     scenario: ScenarioSpec
 
 
-def plan(sc: ScenarioSpec, *, methods: tuple[str, ...] = ("paper", "exact"), ttft_slo: bool = True) -> Plan:
-    """Search t and the split under each method; the scenario's method is the headline.
-
-    With ``slo.ttft`` in the scenario (and ``ttft_slo``), also the plan under that bound.
-    """
+def plan(sc: ScenarioSpec, *, methods: tuple[str, ...] = ("paper", "exact")) -> Plan:
+    """Search t and the split under each method; the scenario's method is the headline (the
+    plan under a TTFT SLO is ``api.optimize.optimize``'s)."""
     t = timing(sc)
     space = _space(sc)
     payload_methods: dict[str, Any] = {}
@@ -255,83 +252,4 @@ def plan(sc: ScenarioSpec, *, methods: tuple[str, ...] = ("paper", "exact"), ttf
                    "splits": len(space.n_p), "evaluations": space.size,
                    "search_s": {k: v["search_s"] for k, v in payload_methods.items()}},
     }
-    if sc.ttft_slo_s is not None and ttft_slo:
-        from prfaas_plan.api import slo as api_slo
-
-        t0 = time.perf_counter()
-        payload["ttft_slo"] = api_slo.bounded(sc, t, searches[str(chosen)])
-        payload["ttft_slo"]["search_s"] = time.perf_counter() - t0
     return Plan(payload=payload, searches=searches, timing=t, scenario=sc)
-
-
-MAX_SWEEP_POINTS = 2_000
-
-
-def _topology_row(sc: ScenarioSpec, number: float, text: str) -> dict[str, Any]:
-    """One sweep point of a topology: the total Lambda, what binds, each site's t and split."""
-    from prfaas_plan.api import topology
-
-    try:
-        p = topology.plan(sc, methods=(sc.search.method,)).payload
-    except InfeasibleError as exc:
-        return {"value": number, "value_text": text, "feasible": False, "reason": str(exc)}
-    b = p["best"]
-    return {"value": number, "value_text": text, "feasible": True, "lambda_max_rps": b["lambda_max_rps"],
-            "binding": b["binding"], "tight": b["tight"], "n_prfaas": b["n_prfaas"],
-            "prfaas_utilization": b["prfaas_utilization"],
-            "prfaas_vs_independent": p["ratios"]["prfaas_vs_independent"],
-            "prfaas_vs_homogeneous": p["ratios"]["prfaas_vs_homogeneous"],
-            "sites": {n: {k: s[k] for k in ("threshold_tokens", "n_p", "n_d", "p_offload", "lambda_rps")}
-                      for n, s in b["sites"].items() if s["role"] == "pd"},
-            "links": b["links"]}
-
-
-def parse_range(item: str, *, log: bool = False) -> tuple[str, list[str], list[float]]:
-    """`key=a..b:n[:log]` -> (key, values as strings with the unit, numeric values); see units.parse_range."""
-    key, _, raw = item.partition("=")
-    if not key.strip():
-        raise SpecError(f"expected key=a..b:n (e.g. link.bandwidth=1Gbps..100Gbps:20), got {item!r}", field="--set")
-    try:
-        texts, values = units.parse_range(raw, max_points=MAX_SWEEP_POINTS, log=log)
-    except ValueError as exc:
-        raise SpecError(str(exc), field=f"--set {key.strip()}") from None
-    return key.strip(), texts, values
-
-
-def sweep(ref: str | None, catalog: Any, *, overrides: list[str], method: str | None = None,
-          trace: str | None = None, log: bool = False,
-          progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
-    """Re-optimise for each value of the one ranged --set; the others apply to every run."""
-    from prfaas_plan.io.scenario import load_scenario
-
-    ranged = [o for o in overrides if ".." in o.partition("=")[2]]
-    if len(ranged) != 1:
-        raise SpecError(f"give exactly one --set as a range key=a..b:n, got {len(ranged)}", field="--set")
-    fixed = [o for o in overrides if o not in ranged]
-    key, texts, numbers = parse_range(ranged[0], log=log)
-    rows: list[dict[str, Any]] = []
-    for text, number in zip(texts, numbers, strict=True):
-        sc = load_scenario(ref, catalog, overrides=[*fixed, f"{key}={text}"], method=method, trace=trace)
-        if sc.multi_site:
-            rows.append(_topology_row(sc, number, text))
-            if progress is not None:
-                progress(f"sweeping {key}", len(rows), len(texts))
-            continue
-        try:
-            p = plan(sc, methods=(sc.search.method,)).payload
-        except InfeasibleError as exc:
-            rows.append({"value": number, "value_text": text, "feasible": False, "reason": str(exc)})
-        else:
-            b = p["best"]
-            hom = p["baselines"]["homogeneous"]
-            rows.append({"value": number, "value_text": text, "feasible": True,
-                         "threshold_tokens": b["threshold_tokens"], "n_prfaas": b["n_prfaas"], "n_p": b["n_p"],
-                         "n_d": b["n_d"], "lambda_max_rps": b["lambda_max_rps"], "p_offload": b["p_offload"],
-                         "binding": b["binding"], "tight": b["tight"], "egress_gbps": b["egress_gbps"],
-                         "link_utilization": b["link_utilization"],
-                         "homogeneous_lambda_max_rps": hom["lambda_max_rps"] if hom else None,
-                         "prfaas_vs_homogeneous": p["ratios"].get("prfaas_vs_homogeneous")})
-        if progress is not None:
-            progress(f"sweeping {key}", len(rows), len(texts))
-    return {"key": key, "scale": "log" if log or ranged[0].rstrip().endswith("log") else "linear",
-            "method": method, "rows": rows}

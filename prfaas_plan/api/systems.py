@@ -32,7 +32,7 @@ def systems(sc: ScenarioSpec, *, which: tuple[str, ...] = (PRFAAS, HOMOGENEOUS, 
     out: dict[str, SystemConfig] = {}
     bs, step = _decode_shape(sc, t)
     if PRFAAS in which:
-        best = plan(sc, methods=(sc.search.method,), ttft_slo=False).searches[sc.search.method].best
+        best = plan(sc, methods=(sc.search.method,)).searches[sc.search.method].best
         r = routing(lengths, t.curves, [best.threshold_tokens], Method.EXACT)
         cap = operating_point(r, 0, n_prfaas=best.n_prfaas, n_p=best.n_p, n_d=best.n_d,
                               link_bytes_per_s=sc.link.usable_bytes_per_s,

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from prfaas_plan.cli import _Group, app
+from prfaas_plan.cli.app import _Group, app
 from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from, naming, output_check, write_text
 
 model_app = typer.Typer(cls=_Group, help="Inspect or import one model.", no_args_is_help=True)

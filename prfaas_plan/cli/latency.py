@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from prfaas_plan.cli import app
+from prfaas_plan.cli.app import app
 from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from
 from prfaas_plan.cli.plan import MethodOpt, ScenarioArg, SetOpt, TraceOpt, _method
 

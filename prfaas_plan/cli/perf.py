@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from prfaas_plan.cli import app
+from prfaas_plan.cli.app import app
 from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from, output_check
 from prfaas_plan.errors import SpecError
 

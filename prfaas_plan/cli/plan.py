@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from prfaas_plan.cli import app
+from prfaas_plan.cli.app import app
 from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, PlotOpt, catalog_from
 
 ScenarioArg = Annotated[
@@ -37,27 +37,21 @@ def optimize(
 
     Example: prfaas-plan optimize --set link.bandwidth=10Gbps --plot fig5.png
     """
-    from prfaas_plan.api import plan as api_plan
+    from prfaas_plan.api.optimize import optimize as optimize_
     from prfaas_plan.errors import SpecError
     from prfaas_plan.io import views_plan
     from prfaas_plan.io.scenario import load_scenario
 
     sc = load_scenario(scenario, catalog_from(catalog), overrides=set_, method=_method(method),
                        trace=str(trace) if trace else None)
+    if sc.multi_site and plot is not None:
+        raise SpecError("--plot draws Figure 5 of one PD site; this scenario has several", field="--plot")
+    result = optimize_(sc)
     if sc.multi_site:
-        from prfaas_plan.api import topology as api_topology
         from prfaas_plan.io.views_topology import emit_topology
 
-        if plot is not None:
-            raise SpecError("--plot draws Figure 5 of one PD site; this scenario has several", field="--plot")
-        payload = api_topology.plan(sc).payload
-        if sc.ttft_slo_s is not None:
-            from prfaas_plan.api.topology_systems import ttft_slo
-
-            payload["ttft_slo"] = ttft_slo(sc)
-        emit_topology(fmt, payload)
+        emit_topology(fmt, result.payload)
         return
-    result = api_plan.plan(sc)
     if plot is not None:
         from prfaas_plan.io.plots import figure5
 
@@ -81,19 +75,22 @@ def sweep(
 
     Example: prfaas-plan sweep --set link.bandwidth=1Gbps..100Gbps:20 --log
     """
-    from prfaas_plan.api import plan as api_plan
+    from prfaas_plan.api import sweep as api_sweep
     from prfaas_plan.cli.progress import Bar
-    from prfaas_plan.io import views_plan
+    from prfaas_plan.io import views_plan, views_topology
 
     with Bar() as tick:
-        result = api_plan.sweep(scenario, catalog_from(catalog), overrides=set_ or [], method=_method(method),
+        result = api_sweep.sweep(scenario, catalog_from(catalog), overrides=set_ or [], method=_method(method),
                                 trace=str(trace) if trace else None, log=log, progress=tick)
     if plot is not None:
         from prfaas_plan.io.plots import sweep_figure
 
         sweep_figure(result, plot)
         typer.echo(f"wrote {plot}", err=True)
-    views_plan.emit_sweep(fmt, result)
+    if any("sites" in r for r in result["rows"]):  # a topology: per-site thresholds and splits
+        views_topology.emit_topology_sweep(fmt, result)
+    else:
+        views_plan.emit_sweep(fmt, result)
 
 
 def _method(method: str | None) -> str | None:

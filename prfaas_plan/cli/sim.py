@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from prfaas_plan.cli import app
+from prfaas_plan.cli.app import app
 from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from, output_check, write_text
 from prfaas_plan.cli.plan import MethodOpt, PlotOpt, ScenarioArg, SetOpt, TraceOpt, _method
 from prfaas_plan.cli.progress import Bar

@@ -130,12 +130,6 @@ def _plan_tables(p: dict[str, Any]) -> list[Any]:
 
 
 def emit_sweep(fmt: str, s: dict[str, Any]) -> None:
-    if any("sites" in r for r in s["rows"]):
-        from prfaas_plan.io.views_topology import emit_topology_sweep
-
-        emit_topology_sweep(fmt, s)
-        return
-
     def tables():
         rows = []
         for r in s["rows"]:

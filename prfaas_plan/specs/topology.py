@@ -6,21 +6,85 @@ routes requests with uncached length > t_i over its link and prefills the rest o
 instances. The paper's two-cluster scenario is the topology with one PD site (``local``) and one
 link (``prfaas->local``).
 
+The fleet's building blocks (``ClusterSpec``: a pool of instances; ``LinkSpec``; ``WorkloadSpec``)
+live here too; ``specs.scenario`` builds on them.
+
 ``TopologySystem`` is one topology at a configuration (per site t_i, N_p,i, N_d,i; the shared
 N_prfaas) with its service laws: what latency analysis and simulation of several sites run.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
-from prfaas_plan.specs.scenario import ClusterSpec, LinkSpec, WorkloadSpec
+from prfaas_plan.specs.hardware import InstanceSpec
 from prfaas_plan.specs.system import SystemConfig
 
-__all__ = ["PD", "PRFAAS", "SiteSpec", "SiteSystem", "TopologyLink", "TopologySpec", "TopologySystem",
-           "homogeneous_cluster"]
+__all__ = [
+    "PD",
+    "PRFAAS",
+    "ClusterSpec",
+    "LinkSpec",
+    "SiteSpec",
+    "SiteSystem",
+    "TopologyLink",
+    "TopologySpec",
+    "TopologySystem",
+    "WorkloadSpec",
+    "homogeneous_cluster",
+]
 
 PRFAAS, PD = "prfaas", "pd"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClusterSpec:
+    instance: InstanceSpec
+    instances: int
+    price_per_gpu_hour: float | None = None
+
+    @property
+    def gpus(self) -> int:
+        return self.instances * self.instance.gpus
+
+    @property
+    def price_per_hour(self) -> float | None:
+        return self.price_for(self.instances)
+
+    def price_for(self, instances: int) -> float | None:
+        """Dollars per hour of ``instances`` instances of this cluster's kind."""
+        p = self.price_per_gpu_hour if self.price_per_gpu_hour is not None else self.instance.gpu.price_per_hour
+        return None if p is None else p * instances * self.instance.gpus
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LinkSpec:
+    """The cross-datacenter link; B_out = bandwidth x usable fraction (multi-connection TCP)."""
+
+    bandwidth_bytes_per_s: float
+    usable_fraction: float = 1.0
+    rtt_s: float = 0.0
+
+    @property
+    def usable_bytes_per_s(self) -> float:
+        return self.bandwidth_bytes_per_s * self.usable_fraction
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkloadSpec:
+    """Uncached input length distribution (a core.lengths distribution), output length, arrivals."""
+
+    lengths: Any  # core.lengths.LengthDistribution
+    output_tokens: float
+    input_total_mean: float  # mean input length before prefix-cache hits
+    prefix_hit_rate: float | None = None  # token-weighted, for traces; None for parametric
+    trace: Any = None  # core.trace.Trace when the workload is a trace
+    trace_cached_tokens: Any = None  # per-request cached prefix from the replay
+    arrival: str = "poisson"
+    arrival_cv: float = 1.0
+    rate_rps: float | None = None
+    description: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,0 +1,26 @@
+"""Library API of `optimize`: the plan of a scenario, one PD site (``api.plan``) or a topology
+(``api.topology``), and with ``slo.ttft`` the plan under that bound (``api.slo``,
+``api.topology_systems.ttft_slo``). The one caller of both; neither calls back here."""
+
+from __future__ import annotations
+
+import time
+
+from prfaas_plan.api import slo, topology, topology_systems
+from prfaas_plan.api.plan import Plan, plan
+from prfaas_plan.specs.scenario import ScenarioSpec
+
+
+def optimize(sc: ScenarioSpec, *, ttft_slo: bool = True) -> Plan | topology.TopologyPlan:
+    """The best plan and its baselines under each method; ``payload`` is the JSON of `optimize`."""
+    if sc.multi_site:
+        tp = topology.plan(sc)
+        if sc.ttft_slo_s is not None and ttft_slo:
+            tp.payload["ttft_slo"] = topology_systems.ttft_slo(sc)
+        return tp
+    p = plan(sc)
+    if sc.ttft_slo_s is not None and ttft_slo:
+        t0 = time.perf_counter()
+        p.payload["ttft_slo"] = slo.bounded(sc, p.timing, p.searches[sc.search.method])
+        p.payload["ttft_slo"]["search_s"] = time.perf_counter() - t0
+    return p
