@@ -1,4 +1,4 @@
-"""Numbers at the edge: tables, CSV, JSON and figures (io/render.py, io/views*.py, io/plots.py)."""
+"""Numbers at the edge: tables, CSV, JSON and figures (report/render.py, report/views*.py, report/plots.py)."""
 
 import json
 import re
@@ -7,7 +7,7 @@ import pytest
 from typer.testing import CliRunner
 
 from prfaas_plan.cli import app
-from prfaas_plan.io import plots, render, views_plan
+from prfaas_plan.report import plots, render, views_plan
 
 runner = CliRunner()
 

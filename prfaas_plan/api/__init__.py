@@ -1,5 +1,5 @@
 """Library API: the functions the CLI calls, one per command. They return plain, JSON-ready dicts
-in SI units with unit-suffixed keys; rendering to people's units happens in ``io.render``.
+in SI units with unit-suffixed keys; rendering to people's units happens in ``report.render``.
 """
 
 from __future__ import annotations

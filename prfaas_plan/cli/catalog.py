@@ -21,7 +21,7 @@ def models(fmt: FormatOpt = Format.table, catalog: CatalogOpt = None) -> None:
     Example: prfaas-plan models --format json
     """
     from prfaas_plan import api
-    from prfaas_plan.io import views
+    from prfaas_plan.report import views
 
     result = api.list_models(catalog_from(catalog))
     views.emit_models(fmt, result)
@@ -34,7 +34,7 @@ def hardware(fmt: FormatOpt = Format.table, catalog: CatalogOpt = None) -> None:
     Example: prfaas-plan hardware
     """
     from prfaas_plan import api
-    from prfaas_plan.io import views
+    from prfaas_plan.report import views
 
     views.emit_hardware(fmt, api.list_hardware(catalog_from(catalog)))
 
@@ -54,7 +54,7 @@ def model_show(
     Example: prfaas-plan model show Ring-2.5-1T
     """
     from prfaas_plan import api
-    from prfaas_plan.io import views
+    from prfaas_plan.report import views
 
     with naming(models="MODEL"):
         result = api.model_show(model, catalog_from(catalog), kv_dtype=kv_dtype, state_dtype=state_dtype,

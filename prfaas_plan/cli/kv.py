@@ -36,7 +36,7 @@ def kv_rate(
     Example: prfaas-plan kv-rate internal-1t --hardware H200 --gpus 8 --instances 64
     """
     from prfaas_plan import api, units
-    from prfaas_plan.io import views
+    from prfaas_plan.report import views
 
     try:
         parsed = None if lengths is None else units.parse_lengths(lengths)

@@ -30,14 +30,14 @@ def latency(
     Example: prfaas-plan latency --load 0.8
     """
     from prfaas_plan.api import latency as api_latency
-    from prfaas_plan.io import views_latency
     from prfaas_plan.io.scenario import load_scenario
+    from prfaas_plan.report import views_latency
 
     sc = load_scenario(scenario, catalog_from(catalog), overrides=set_, method=_method(method),
                        trace=str(trace) if trace else None)
     if sc.multi_site:
         from prfaas_plan.api import topology_systems
-        from prfaas_plan.io.views_topology import emit_topology_latency
+        from prfaas_plan.report.views_topology import emit_topology_latency
 
         emit_topology_latency(fmt, topology_systems.latency(sc, rate_rps=rate, load=load))
         return

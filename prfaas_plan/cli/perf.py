@@ -67,7 +67,7 @@ def perf(
     """
     from prfaas_plan import units
     from prfaas_plan.api import perf as api_perf
-    from prfaas_plan.io import views_perf
+    from prfaas_plan.report import views_perf
 
     result = api_perf.perf(
         model, hardware=hardware, gpus=gpus, catalog=catalog_from(catalog),
@@ -101,8 +101,8 @@ def calibrate(
     --hold prefill_overhead_ms=400 --output mycat/hardware/H200-calibrated.yaml
     """
     from prfaas_plan.api import perf as api_perf
-    from prfaas_plan.io import views_perf
     from prfaas_plan.io.measurements import write_overlay
+    from prfaas_plan.report import views_perf
 
     result = api_perf.calibrate(str(measurements), hardware=hardware, gpus=gpus, catalog=catalog_from(catalog),
                                 hold=api_perf.parse_hold(hold or []))

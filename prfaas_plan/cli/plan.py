@@ -39,8 +39,8 @@ def optimize(
     """
     from prfaas_plan.api.optimize import optimize as optimize_
     from prfaas_plan.errors import SpecError
-    from prfaas_plan.io import views_plan
     from prfaas_plan.io.scenario import load_scenario
+    from prfaas_plan.report import views_plan
 
     sc = load_scenario(scenario, catalog_from(catalog), overrides=set_, method=_method(method),
                        trace=str(trace) if trace else None)
@@ -48,12 +48,12 @@ def optimize(
         raise SpecError("--plot draws Figure 5 of one PD site; this scenario has several", field="--plot")
     result = optimize_(sc)
     if sc.multi_site:
-        from prfaas_plan.io.views_topology import emit_topology
+        from prfaas_plan.report.views_topology import emit_topology
 
         emit_topology(fmt, result.payload)
         return
     if plot is not None:
-        from prfaas_plan.io.plots import figure5
+        from prfaas_plan.report.plots import figure5
 
         figure5(result, plot)
         typer.echo(f"wrote {plot}", err=True)
@@ -77,13 +77,13 @@ def sweep(
     """
     from prfaas_plan.api import sweep as api_sweep
     from prfaas_plan.cli.progress import Bar
-    from prfaas_plan.io import views_plan, views_topology
+    from prfaas_plan.report import views_plan, views_topology
 
     with Bar() as tick:
         result = api_sweep.sweep(scenario, catalog_from(catalog), overrides=set_ or [], method=_method(method),
                                 trace=str(trace) if trace else None, log=log, progress=tick)
     if plot is not None:
-        from prfaas_plan.io.plots import sweep_figure
+        from prfaas_plan.report.plots import sweep_figure
 
         sweep_figure(result, plot)
         typer.echo(f"wrote {plot}", err=True)

@@ -90,8 +90,8 @@ def simulate(
     Example: prfaas-plan simulate --load 0.8 --requests 50000 --plot sim.png
     """
     from prfaas_plan.api import sim as api_sim
-    from prfaas_plan.io import views_sim
     from prfaas_plan.io.scenario import load_scenario
+    from prfaas_plan.report import views_sim
 
     n = _whole(requests, "--requests", 1)
     dur = _duration(duration)
@@ -105,7 +105,7 @@ def simulate(
                        trace=str(trace) if trace else None)
     if sc.multi_site:
         from prfaas_plan.api import topology_sim
-        from prfaas_plan.io.views_topology import emit_topology_sim
+        from prfaas_plan.report.views_topology import emit_topology_sim
 
         for given, option in ((plot, "--plot"), (records, "--records")):
             if given is not None:
@@ -119,7 +119,7 @@ def simulate(
         run = api_sim.run_systems(sc, rate_rps=rate_rps, load=load_f, n_requests=n, duration_s=dur,
                                   seed=seed_n, records=records is not None, progress=tick)
     if plot is not None:
-        from prfaas_plan.io.plots_sim import sim_figure
+        from prfaas_plan.report.plots_sim import sim_figure
 
         sim_figure(run, plot)
         typer.echo(f"wrote {plot}", err=True)
@@ -130,7 +130,7 @@ def simulate(
 
 
 def _write_records(run: Any, path: Path) -> None:
-    from prfaas_plan.io.render import to_csv
+    from prfaas_plan.report.render import to_csv
 
     rows = [{"system": name} | rec for name, res in run.results.items() for rec in (res.records or [])]
     write_text(path, to_csv(rows), "--records")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from prfaas_plan.io.plots import _pyplot, _save
+from prfaas_plan.report.plots import _pyplot, _save
 
 NAMES = {"prfaas": "PrfaaS-PD", "homogeneous": "Homogeneous PD", "naive_heterogeneous": "Naive heterogeneous"}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.io.render import BIG, emit, num, table
+from prfaas_plan.report.render import BIG, emit, num, table
 
 
 def _tok(x: float | None) -> str:

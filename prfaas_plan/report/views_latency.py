@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.io.render import emit, table
+from prfaas_plan.report.render import emit, table
 
 NAMES = {"prfaas": "PrfaaS-PD", "homogeneous": "Homogeneous PD", "naive_heterogeneous": "Naive heterogeneous"}
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from prfaas_plan.io.render import emit, num, table
-from prfaas_plan.io.views_plan import _f, _t, _x
+from prfaas_plan.report.render import emit, num, table
+from prfaas_plan.report.views_plan import _f, _t, _x
 
 
 def emit_topology(fmt: str, p: dict[str, Any]) -> None:

@@ -6,7 +6,7 @@ import textwrap
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.io.render import WIDTH, count, emit, num, table
+from prfaas_plan.report.render import WIDTH, count, emit, num, table
 
 
 def _mib(b: float | None) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.io.render import emit, num, table
+from prfaas_plan.report.render import emit, num, table
 
 _PERF_CSV_KEYS = ("table", "length_tokens", "batch", "context_tokens", "prefill_s", "step_s", "tokens_per_s",
                   "bound", "compute_s", "memory_s", "activation_s", "comm_s", "overhead_s")
