@@ -25,8 +25,15 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from prfaas_plan.core.stages import _UNBOUNDED, Candidates, SiteModel, SiteStages, candidates, site_stages
-from prfaas_plan.core.throughput import TIGHT, Method, routing
+from prfaas_plan.core.stages import (
+    _UNBOUNDED,
+    Candidates,
+    SiteModel,
+    SiteStages,
+    offload_all_threshold,
+    site_stages,
+)
+from prfaas_plan.core.throughput import TIGHT, Method, Routing, routing
 
 # kinds of stage, in the order the headline names a tie (what a user would change first)
 LINK, COMPUTE, DECODE, PREFILL = "link", "prfaas-compute", "decode", "pd-prefill"
@@ -63,6 +70,31 @@ class TopologyPoint:
     prfaas_utilization: float
     binding: str  # e.g. "link prefill-east->region-b", "prfaas-compute", "decode region-a"
     tight: tuple[str, ...]
+
+
+def _flat(r: Routing, ti: NDArray[np.int64], n_p: NDArray[np.int64]) -> Candidates:
+    return Candidates(t=r.t[ti], n_p=n_p, p=r.p[ti], t_long_s=r.t_long_s[ti], s_long_bytes=r.s_long_bytes[ti],
+                      t_short_s=r.t_short_s[ti])
+
+
+def candidates(site: SiteModel, thresholds: NDArray[np.float64], method: Method) -> Candidates:
+    """Every (t, N_p) of the grid with 1 <= N_p < N_local, plus the two special cases: every
+    request offloaded (t below the shortest length, N_p = 0) and, for a finite longest length,
+    none offloaded (t = the longest, every split)."""
+    ts = [np.asarray(thresholds, dtype=np.float64), [offload_all_threshold(site.lengths)]]
+    hi = float(site.lengths.hi)
+    if np.isfinite(hi):
+        ts.append([hi])
+    r = routing(site.lengths, site.curves, np.concatenate(ts), method)
+    splits = np.arange(1, site.n_local, dtype=np.int64)
+    n_grid = len(ts[0])
+    grid_t = np.repeat(np.arange(n_grid), len(splits))
+    parts_t = [grid_t, [n_grid]]
+    parts_n = [np.tile(splits, n_grid), [0]]
+    if np.isfinite(hi):
+        parts_t.append(np.full(len(splits), n_grid + 1))
+        parts_n.append(splits)
+    return _flat(r, np.concatenate(parts_t).astype(np.int64), np.concatenate(parts_n).astype(np.int64))
 
 
 def _frontier(st: SiteStages) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.int64]]:

@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from prfaas_plan.core.lengths import LengthDistribution
+from prfaas_plan.core.stages import offload_all_threshold
 from prfaas_plan.core.throughput import (
     Bounds,
     Curves,
@@ -52,11 +53,6 @@ class Space:
 
 
 _MARGIN = 1e-9  # relative: a special case must beat the grid's best by more than this to replace it
-
-
-def offload_all_threshold(lengths: LengthDistribution) -> float:
-    """A threshold t below the shortest length, so p = P(L > t) = 1 (naive heterogeneous PD)."""
-    return max(float(lengths.lo) - 1.0, 0.0)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

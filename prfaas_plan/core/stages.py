@@ -9,20 +9,43 @@ stage bounds Lambda (Eqs. 3-6 generalised; T and S are per-request means under t
     site i decode          Lambda <= N_d,i BS_max,i / (T_decode,i L_out,i s_i)      (Eq. 5)
     shared PrfaaS compute  Lambda <= N_prfaas / sum_i s_i p_i T_prfaas,i            (Eq. 3, compute)
 
-With one site of share 1 these are Eqs. 3-6. ``site_stages`` evaluates a site's own three bounds
+With one site of share 1 these are Eqs. 3-6 (``core.throughput.bounds`` is that case). ``stage_bounds``
+evaluates a site's own three bounds
 and its load on the shared compute, c_i = s_i p_i T_prfaas,i (instance-seconds per request of
 total Lambda), for every candidate (t_i, N_p,i) of the site at once.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 
 from prfaas_plan.core.lengths import LengthDistribution
-from prfaas_plan.core.throughput import _UNBOUNDED, Curves, Method, Routing, _share, routing
+
+Curve = Callable[[NDArray[np.float64]], NDArray[np.float64] | float]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Curves:
+    """Timing and size functions of the length, vectorised: the stage service laws."""
+
+    t_prfaas: Curve  # T_prefill on one PrfaaS instance, seconds
+    t_local: Curve  # T_prefill on one local PD instance, seconds
+    s_kv: Curve  # bytes crossing the link for an offloaded request, bytes
+
+# a stage that receives no requests does not constrain Lambda; kept finite so that min() and
+# argmax stay well defined, and never reported
+_UNBOUNDED = 1e300
+
+
+def _share(theta: NDArray[np.float64], share: NDArray[np.float64]) -> NDArray[np.float64]:
+    """theta / share, unconstrained where the stage gets no requests (or so few that the bound
+    passes ``_UNBOUNDED``: a share of 1e-310 would overflow to inf)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return np.minimum(np.where(share > 0, theta / np.where(share > 0, share, 1.0), _UNBOUNDED), _UNBOUNDED)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,31 +83,6 @@ def offload_all_threshold(lengths: LengthDistribution) -> float:
     return max(float(lengths.lo) - 1.0, 0.0)
 
 
-def _flat(r: Routing, ti: NDArray[np.int64], n_p: NDArray[np.int64]) -> Candidates:
-    return Candidates(t=r.t[ti], n_p=n_p, p=r.p[ti], t_long_s=r.t_long_s[ti], s_long_bytes=r.s_long_bytes[ti],
-                      t_short_s=r.t_short_s[ti])
-
-
-def candidates(site: SiteModel, thresholds: NDArray[np.float64], method: Method) -> Candidates:
-    """Every (t, N_p) of the grid with 1 <= N_p < N_local, plus the two special cases: every
-    request offloaded (t below the shortest length, N_p = 0) and, for a finite longest length,
-    none offloaded (t = the longest, every split)."""
-    ts = [np.asarray(thresholds, dtype=np.float64), [offload_all_threshold(site.lengths)]]
-    hi = float(site.lengths.hi)
-    if np.isfinite(hi):
-        ts.append([hi])
-    r = routing(site.lengths, site.curves, np.concatenate(ts), method)
-    splits = np.arange(1, site.n_local, dtype=np.int64)
-    n_grid = len(ts[0])
-    grid_t = np.repeat(np.arange(n_grid), len(splits))
-    parts_t = [grid_t, [n_grid]]
-    parts_n = [np.tile(splits, n_grid), [0]]
-    if np.isfinite(hi):
-        parts_t.append(np.full(len(splits), n_grid + 1))
-        parts_n.append(splits)
-    return _flat(r, np.concatenate(parts_t).astype(np.int64), np.concatenate(parts_n).astype(np.int64))
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SiteStages:
     """A site's bounds on the total Lambda per candidate (req/s), and its shared-compute load."""
@@ -100,16 +98,32 @@ class SiteStages:
         return np.minimum(np.minimum(self.pd_prefill, self.link), self.decode)
 
 
-def site_stages(site: SiteModel, c: Candidates) -> SiteStages:
-    """The kernel: every stage bound of one site at each of its candidates (vectorised)."""
-    s = site.share
-    n_p = c.n_p.astype(np.float64)
+def stage_bounds(*, p: ArrayLike, t_long_s: ArrayLike, s_long_bytes: ArrayLike, t_short_s: ArrayLike,
+                 n_p: ArrayLike, n_d: ArrayLike, share: float, link_bytes_per_s: float,
+                 decode_rps_per_instance: float) -> SiteStages:
+    """The kernel: every stage bound of one site for whatever candidates the arguments broadcast
+    to (flat candidate arrays, or a grid: t on one axis, splits on another)."""
+    p, t_long, s_long, t_short = (np.asarray(a, dtype=np.float64) for a in (p, t_long_s, s_long_bytes, t_short_s))
+    n_p, n_d = np.asarray(n_p, dtype=np.float64), np.asarray(n_d, dtype=np.float64)
+    shape = np.broadcast_shapes(p.shape, t_long.shape, s_long.shape, t_short.shape, n_p.shape, n_d.shape)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        pd_p = _share(n_p / c.t_short_s / s, 1.0 - c.p)
-        link = _share(np.full_like(c.p, site.link_bytes_per_s) / c.s_long_bytes / s, c.p)
-    decode = (site.n_local - n_p) * site.decode_rps_per_instance / s
-    load = np.where(c.p > 0, s * c.p * c.t_long_s, 0.0)
+        pd_p = _share(np.broadcast_to(n_p / t_short / share, shape), np.broadcast_to(1.0 - p, shape))
+        link = _share(np.broadcast_to(link_bytes_per_s / s_long / share, shape), np.broadcast_to(p, shape))
+        load = np.broadcast_to(np.where(p > 0, share * p * t_long, 0.0), shape)  # no mean above the top: p = 0
+    decode = np.broadcast_to(n_d * decode_rps_per_instance / share, shape)
     return SiteStages(pd_prefill=pd_p, link=link, decode=np.minimum(decode, _UNBOUNDED), compute_load=load)
+
+
+def site_stages(site: SiteModel, c: Candidates) -> SiteStages:
+    """``stage_bounds`` at a site's flat candidates."""
+    return stage_bounds(p=c.p, t_long_s=c.t_long_s, s_long_bytes=c.s_long_bytes, t_short_s=c.t_short_s, n_p=c.n_p,
+                        n_d=site.n_local - c.n_p, share=site.share, link_bytes_per_s=site.link_bytes_per_s,
+                        decode_rps_per_instance=site.decode_rps_per_instance)
+
+
+def compute_bounds(n_prfaas: ArrayLike, load: ArrayLike) -> NDArray[np.float64]:
+    """N_prfaas / sum_i c_i, vectorised (unbounded with no load)."""
+    return _share(np.asarray(n_prfaas, dtype=np.float64), np.asarray(load, dtype=np.float64))
 
 
 def compute_bound(n_prfaas: float, load: float) -> float:

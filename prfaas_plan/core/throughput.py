@@ -9,11 +9,12 @@ Two methods. ``paper``: each stage at its mean length, as published (T(E[L | L >
 ``exact``: expectations over the routed lengths (E[T(L) | L > t], E[S_kv(L) | L > t]), which is
 what a pool of servers actually sustains: its rate is servers / mean service time.
 p = 0 (nothing offloaded) or p = 1 (nothing local) leave the idle stage unconstrained.
+The bounds themselves come from the topology's stage-bounds kernel (``core.stages``) with one
+site of share 1: one kernel for one site and for many.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -22,12 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from prfaas_plan.core.lengths import LengthDistribution
-
-Curve = Callable[[NDArray[np.float64]], NDArray[np.float64] | float]
-
-# a stage that receives no requests does not constrain Lambda; kept finite so that min() and
-# argmax stay well defined, and never reported
-_UNBOUNDED = 1e300
+from prfaas_plan.core.stages import Curve, Curves, compute_bounds, stage_bounds  # noqa: F401  (Curve, Curves: re-exported)
 
 
 class Method(StrEnum):
@@ -40,15 +36,6 @@ class Binding(StrEnum):
     LINK = "link"
     PD_PREFILL = "pd-prefill"
     DECODE = "decode"
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Curves:
-    """Timing and size functions of the length, vectorised: the stage service laws."""
-
-    t_prfaas: Curve  # T_prefill on one PrfaaS instance, seconds
-    t_local: Curve  # T_prefill on one local PD instance, seconds
-    s_kv: Curve  # bytes crossing the link for an offloaded request, bytes
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -100,13 +87,6 @@ def theta_pd_d(n_d: ArrayLike, decode_rps_per_instance: float) -> NDArray[np.flo
     return np.asarray(n_d, dtype=np.float64) * decode_rps_per_instance
 
 
-def _share(theta: NDArray[np.float64], share: NDArray[np.float64]) -> NDArray[np.float64]:
-    """theta / share, unconstrained where the stage gets no requests (or so few that the bound
-    passes ``_UNBOUNDED``: a share of 1e-310 would overflow to inf)."""
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return np.minimum(np.where(share > 0, theta / np.where(share > 0, share, 1.0), _UNBOUNDED), _UNBOUNDED)
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Bounds:
     """The four arrival-rate bounds of Eq. 6 (req/s), broadcast over a candidate grid."""
@@ -148,16 +128,13 @@ def bounds(r: Routing, *, n_prfaas: ArrayLike, n_p: ArrayLike, n_d: ArrayLike, l
     lead = (-1,) + (1,) * (nd - 1)
     p, t_long, s_long, t_short = (np.asarray(a).reshape(lead) for a in (r.p, r.t_long_s, r.s_long_bytes,
                                                                          r.t_short_s))
-    compute, link = theta_prfaas(n_prfaas, t_long, s_long, link_bytes_per_s)
-    pd_p = np.asarray(n_p, dtype=np.float64) / t_short
-    decode = theta_pd_d(n_d, decode_rps_per_instance)
-    shape = np.broadcast_shapes(*(np.shape(x) for x in (compute, link, pd_p, decode)))
-    return Bounds(
-        prfaas_compute=_share(np.broadcast_to(compute, shape), p),
-        link=_share(np.broadcast_to(link, shape), p),
-        pd_prefill=_share(np.broadcast_to(pd_p, shape), 1.0 - p),
-        decode=np.broadcast_to(decode, shape),
-    )
+    # the topology kernel with one site of share 1 (core.stages)
+    st = stage_bounds(p=p, t_long_s=t_long, s_long_bytes=s_long, t_short_s=t_short, n_p=n_p, n_d=n_d, share=1.0,
+                      link_bytes_per_s=link_bytes_per_s, decode_rps_per_instance=decode_rps_per_instance)
+    compute = compute_bounds(np.asarray(n_prfaas, dtype=np.float64), st.compute_load)
+    shape = np.broadcast_shapes(compute.shape, st.pd_prefill.shape)
+    return Bounds(prfaas_compute=np.broadcast_to(compute, shape), link=np.broadcast_to(st.link, shape),
+                  pd_prefill=np.broadcast_to(st.pd_prefill, shape), decode=np.broadcast_to(st.decode, shape))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
