@@ -22,6 +22,7 @@ from prfaas_plan.api.latency import system_latency
 from prfaas_plan.api.plan import Timing, homogeneous_splits
 from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, systems
 from prfaas_plan.core.optimize import Search, special_cases
+from prfaas_plan.core.roots import bisect
 from prfaas_plan.core.throughput import Method, operating_point, routing
 from prfaas_plan.errors import InfeasibleError
 from prfaas_plan.specs.scenario import ScenarioSpec
@@ -49,14 +50,7 @@ def max_rate(sc: ScenarioSpec, c: SystemConfig, bound: float, stat: str, floor: 
         return None
     if _meets(sc, c, cap, bound, stat):
         return cap
-    hi = cap
-    for _ in range(BISECTIONS):
-        mid = 0.5 * (lo + hi)
-        if _meets(sc, c, mid, bound, stat):
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return bisect(lambda rate: _meets(sc, c, rate, bound, stat), lo, cap, iterations=BISECTIONS)[0]
 
 
 def _config(base: SystemConfig, sc: ScenarioSpec, t: Timing, threshold: float, n_prfaas: int, n_p: int,
@@ -73,12 +67,11 @@ def _result(sc: ScenarioSpec, c: SystemConfig, rate: float, bound: float, stat: 
     nodes; where that moved the statistic past the bound, the rate is bisected down again)."""
     r = system_latency(sc, c, rate)
     if not (r["stable"] and statistic(r, stat) <= bound):
-        lo, hi = rate * 0.9, rate
-        for _ in range(10):
-            mid = 0.5 * (lo + hi)
-            rm = system_latency(sc, c, mid)
-            lo, hi = (mid, hi) if rm["stable"] and statistic(rm, stat) <= bound else (lo, mid)
-        rate = lo
+        def holds(x: float) -> bool:
+            rm = system_latency(sc, c, x)
+            return rm["stable"] and statistic(rm, stat) <= bound
+
+        rate = bisect(holds, rate * 0.9, rate, iterations=10)[0]
         r = system_latency(sc, c, rate)
     return {"threshold_tokens": c.threshold_tokens, "n_prfaas": c.n_prfaas, "n_p": c.n_p, "n_d": c.n_d,
             "lambda_ttft_rps": rate, "capacity_rps": c.capacity_rps, "load": rate / c.capacity_rps,

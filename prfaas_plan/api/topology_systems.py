@@ -19,6 +19,7 @@ from prfaas_plan.api.topology import plan as topology_plan
 from prfaas_plan.api.topology import site_models, site_scenario
 from prfaas_plan.core import joint
 from prfaas_plan.core import latency as lat
+from prfaas_plan.core.roots import bisect
 from prfaas_plan.core.stages import offload_all_threshold
 from prfaas_plan.core.throughput import Method
 from prfaas_plan.specs.scenario import ScenarioSpec
@@ -164,11 +165,7 @@ def ttft_slo(sc: ScenarioSpec) -> dict[str, Any]:
             continue
         if _meets(sc, system, hi, bound, stat):
             lo = hi
-        for _ in range(BISECTIONS):
-            if hi - lo <= 1e-4 * hi:
-                break
-            mid = 0.5 * (lo + hi)
-            lo, hi = (mid, hi) if _meets(sc, system, mid, bound, stat) else (lo, mid)
+        lo, hi = bisect(lambda x, s=system: _meets(sc, s, x, bound, stat), lo, hi, iterations=BISECTIONS, rtol=1e-4)
         r = system_latency(sc, system, lo)
         out[name] = {"lambda_ttft_rps": lo, "capacity_rps": system.capacity_rps, "load": lo / system.capacity_rps,
                      "binding": "ttft" if lo < cap * (1 - 1e-4) else system.capacity_binding,

@@ -24,6 +24,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from prfaas_plan.core import queueing
+from prfaas_plan.core.roots import bisect
 
 _NODES = 2000
 QUANTILES = (0.5, 0.9, 0.99)
@@ -229,15 +230,7 @@ def mixture_quantile(q: float, parts) -> float:
     lo, hi = 0.0, max(law.upper for law in laws) + 1e-9
     while tail(hi) > 1 - q:
         hi *= 2
-    for _ in range(100):
-        mid = 0.5 * (lo + hi)
-        if tail(mid) > 1 - q:
-            lo = mid
-        else:
-            hi = mid
-        if hi - lo <= 1e-9 * hi:
-            break
-    return hi
+    return bisect(lambda x: tail(x) > 1 - q, lo, hi, iterations=100, rtol=1e-9)[1]
 
 
 def overall(paths: list[PathLatency]) -> tuple[float, dict[float, float]]:

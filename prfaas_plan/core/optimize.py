@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from prfaas_plan.core.lengths import LengthDistribution
+from prfaas_plan.core.roots import illinois
 from prfaas_plan.core.stages import offload_all_threshold
 from prfaas_plan.core.throughput import (
     Bounds,
@@ -77,30 +78,6 @@ def grid_bounds(r: Routing, space: Space, *, link_bytes_per_s: float, decode_rps
     n_p = space.n_p.reshape(1, 1, -1)
     return bounds(r, n_prfaas=n_prfaas, n_p=n_p, n_d=space.n_local - n_p, link_bytes_per_s=link_bytes_per_s,
                   decode_rps_per_instance=decode_rps_per_instance)
-
-
-def illinois(f, a: float, b: float, fa: float, fb: float, *, xtol: float = 1e-3, maxiter: int = 100) -> float:
-    """Root of f in [a, b] with f(a) f(b) < 0: regula falsi with the Illinois modification.
-
-    Superlinear like Brent's method on smooth f, never leaves the bracket; written here because
-    importing scipy.optimize costs more than the whole search.
-    """
-    side = 0
-    for _ in range(maxiter):
-        c = b - fb * (b - a) / (fb - fa)
-        if not a < c < b and not b < c < a:
-            c = 0.5 * (a + b)
-        fc = f(c)
-        if fc == 0.0 or abs(b - a) < xtol:
-            return c
-        if fc * fb < 0:
-            a, fa = b, fb
-            side = 0
-        else:
-            fa = fa / 2 if side == -1 else fa
-            side = -1
-        b, fb = c, fc
-    return b
 
 
 def _refine(lengths: LengthDistribution, curves: Curves, method: Method, r: Routing, i: int, *, n_prfaas: int,

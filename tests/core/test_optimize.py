@@ -127,6 +127,6 @@ def test_nothing_offloaded_when_the_range_stops_short():
     (lambda x: np.log(x / 19400.0) ** 3, 128.0, 131072.0, 19400.0),  # flat near the root
 ])
 def test_illinois_root_finder(f, a, b, root):
-    from prfaas_plan.core.optimize import illinois
+    from prfaas_plan.core.roots import illinois
 
     assert illinois(f, a, b, f(a), f(b), xtol=1e-9) == pytest.approx(root, rel=1e-6)
