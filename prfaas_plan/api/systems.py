@@ -1,61 +1,117 @@
-"""The three systems a scenario compares, as concrete configurations for latency and simulation.
+"""The three systems a scenario compares, built as topologies (``specs.topology.TopologySystem``).
 
-PrfaaS-PD runs at the optimizer's best (t, N_prfaas, N_p, N_d); homogeneous PD at its best split;
-naive heterogeneous with all prefill on the PrfaaS cluster. Each carries its capacity: Lambda_max
-of the ``exact`` method at that configuration (the rate servers / mean service time sustain),
-which is what a simulation saturates at.
+PrfaaS-PD runs at the throughput plan's t_i and splits with the shared N_prfaas (the one-site
+search for one PD site, the joint search for several); homogeneous PD is each site on its own
+homogeneous cluster at its best split (the scenario's baseline cluster for one PD site);
+naive heterogeneous offloads every request of every site. Each carries Lambda_max of the exact
+method at its configuration (the stage-bounds kernel, ``core.joint.point``), which is what a
+simulation saturates at. ``systems`` gives a one-site scenario's systems as the site's
+``SystemConfig``, what the one-site latency model and simulator take.
 """
 
 from __future__ import annotations
 
-from prfaas_plan.api.plan import Timing, homogeneous_splits, plan, timing
-from prfaas_plan.core.optimize import offload_all_threshold
-from prfaas_plan.core.throughput import Method, operating_point, routing
+from dataclasses import replace
+from typing import Any
+
+from prfaas_plan.api.plan import homogeneous_splits, plan
+from prfaas_plan.api.topology import plan as topology_plan
+from prfaas_plan.api.topology import site_models, site_scenario
+from prfaas_plan.core import joint
+from prfaas_plan.core.stages import offload_all_threshold
+from prfaas_plan.core.throughput import Method
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.system import SystemConfig
+from prfaas_plan.specs.topology import SiteSystem, TopologySystem, homogeneous_cluster
 
 PRFAAS, HOMOGENEOUS, NAIVE = "prfaas", "homogeneous", "naive_heterogeneous"
 
 
-def _decode_shape(sc: ScenarioSpec, t: Timing) -> tuple[int, float]:
-    d = t.decode_detail
-    return int(d["bs_max"]), float(d["t_decode_s"])
-
-
 def systems(sc: ScenarioSpec, *, which: tuple[str, ...] = (PRFAAS, HOMOGENEOUS, NAIVE)) -> dict[str, SystemConfig]:
-    """The configurations of the systems the scenario compares (those it defines)."""
-    t = timing(sc)
-    lengths = sc.workload.lengths
-    n_layers = sc.model.num_hidden_layers
-    common = {"kv_bytes": t.curves.s_kv, "rtt_s": sc.link.rtt_s, "n_layers": n_layers,
-              "pipelining": sc.layerwise_pipelining, "output_tokens": sc.workload.output_tokens}
-    out: dict[str, SystemConfig] = {}
-    bs, step = _decode_shape(sc, t)
+    """The configurations of the systems a one-site scenario compares (those it defines)."""
+    assert not sc.multi_site, "a topology of several sites: topology_systems"
+    return {name: ts.sites[0].config for name, ts in topology_systems(sc, which=which).items()}
+
+
+def _config(sc: ScenarioSpec, i: int, timing: Any, *, name: str, threshold: float | None, n_prfaas: int, n_p: int,
+            n_d: int, capacity: float, binding: str, t_local: Any = None) -> SystemConfig:
+    si = site_scenario(sc, i)
+    d = timing.decode_detail
+    return SystemConfig(name=name, threshold_tokens=threshold, n_prfaas=n_prfaas, n_p=n_p, n_d=n_d,
+                        t_prfaas=timing.curves.t_prfaas if n_prfaas > 0 else None,
+                        t_local=t_local if t_local is not None else timing.curves.t_local,
+                        kv_bytes=timing.curves.s_kv, link_bytes_per_s=si.link.usable_bytes_per_s, rtt_s=si.link.rtt_s,
+                        n_layers=sc.model.num_hidden_layers, pipelining=sc.layerwise_pipelining,
+                        bs_max=int(d["bs_max"]), t_decode_s=float(d["t_decode_s"]),
+                        output_tokens=si.workload.output_tokens, capacity_rps=capacity, capacity_binding=binding)
+
+
+def _system(sc: ScenarioSpec, name: str, n_prfaas: int, configs: list[SystemConfig], capacity: float,
+            binding: str) -> TopologySystem:
+    topo = sc.topology
+    assert topo is not None
+    sites = tuple(SiteSystem(site=s.name, link=lk.name, demand_share=s.demand_share, config=c, workload=s.workload)
+                  for s, lk, c in zip(topo.sites, topo.links, configs, strict=True) if s.workload is not None)
+    return TopologySystem(name=name, n_prfaas=n_prfaas, sites=sites, capacity_rps=capacity, capacity_binding=binding)
+
+
+def topology_systems(sc: ScenarioSpec, *, which: tuple[str, ...] = (PRFAAS, HOMOGENEOUS, NAIVE)
+                     ) -> dict[str, TopologySystem]:
+    topo = sc.topology
+    assert topo is not None
+    models, timings = site_models(sc)
+    # one PD site names a stage without its site ("link", not "link prfaas->local"), as Eq. 6 does
+    named = (lambda b: b) if topo.multi_site else (lambda b: b.split(" ")[0])
+    out: dict[str, TopologySystem] = {}
     if PRFAAS in which:
-        best = plan(sc, methods=(sc.search.method,)).searches[sc.search.method].best
-        r = routing(lengths, t.curves, [best.threshold_tokens], Method.EXACT)
-        cap = operating_point(r, 0, n_prfaas=best.n_prfaas, n_p=best.n_p, n_d=best.n_d,
-                              link_bytes_per_s=sc.link.usable_bytes_per_s,
-                              decode_rps_per_instance=t.decode_rps_per_instance)
-        out[PRFAAS] = SystemConfig(name=PRFAAS, threshold_tokens=best.threshold_tokens, n_prfaas=best.n_prfaas,
-                                   n_p=best.n_p, n_d=best.n_d, t_prfaas=t.curves.t_prfaas, t_local=t.curves.t_local,
-                                   link_bytes_per_s=sc.link.usable_bytes_per_s, bs_max=bs, t_decode_s=step,
-                                   capacity_rps=cap.lambda_max_rps, capacity_binding=str(cap.binding), **common)
-    if HOMOGENEOUS in which and sc.homogeneous is not None:
-        th, splits = homogeneous_splits(sc, sc.homogeneous, Method.EXACT)
-        hbs, hstep = _decode_shape(sc, th)
-        cap = max(splits, key=lambda op: op.lambda_max_rps)
-        out[HOMOGENEOUS] = SystemConfig(name=HOMOGENEOUS, threshold_tokens=None, n_prfaas=0, n_p=cap.n_p,
-                                        n_d=cap.n_d, t_prfaas=None, t_local=th.curves.t_local,
-                                        link_bytes_per_s=sc.link.usable_bytes_per_s, bs_max=hbs, t_decode_s=hstep,
-                                        capacity_rps=cap.lambda_max_rps, capacity_binding=str(cap.binding), **common)
-    if NAIVE in which and sc.naive_heterogeneous:
-        r = routing(lengths, t.curves, [offload_all_threshold(lengths)], Method.EXACT)
-        cap = operating_point(r, 0, n_prfaas=sc.prfaas.instances, n_p=0, n_d=sc.local.instances,
-                              link_bytes_per_s=sc.link.usable_bytes_per_s,
-                              decode_rps_per_instance=t.decode_rps_per_instance)
-        out[NAIVE] = SystemConfig(name=NAIVE, threshold_tokens=0.0, n_prfaas=sc.prfaas.instances, n_p=0,
-                                  n_d=sc.local.instances, t_prfaas=t.curves.t_prfaas, t_local=None,
-                                  link_bytes_per_s=sc.link.usable_bytes_per_s, bs_max=bs, t_decode_s=step,
-                                  capacity_rps=cap.lambda_max_rps, capacity_binding=str(cap.binding), **common)
+        n, chosen = _plan_configuration(sc)
+        cap = joint.point(models, [joint.at(m, t, n_p, Method.EXACT)
+                                   for m, (t, n_p) in zip(models, chosen, strict=True)], [0] * len(models), n)
+        configs = [_config(sc, i, timings[i], name=PRFAAS, threshold=sp.threshold_tokens, n_prfaas=n, n_p=sp.n_p,
+                           n_d=sp.n_d, capacity=cap.lambda_max_rps * sp.share, binding=named(cap.binding))
+                   for i, sp in enumerate(cap.sites)]
+        out[PRFAAS] = _system(sc, PRFAAS, n, configs, cap.lambda_max_rps, named(cap.binding))
+    clusters = _homogeneous_clusters(sc)
+    if HOMOGENEOUS in which and clusters is not None:
+        configs, caps = [], []
+        for i, (s, cluster) in enumerate(zip(topo.sites, clusters, strict=True)):
+            th, splits = homogeneous_splits(site_scenario(sc, i), cluster, Method.EXACT)
+            op = max(splits, key=lambda o: o.lambda_max_rps)
+            configs.append(_config(sc, i, th, name=HOMOGENEOUS, threshold=None, n_prfaas=0, n_p=op.n_p, n_d=op.n_d,
+                                   capacity=op.lambda_max_rps, binding=named(f"{op.binding} {s.name}"),
+                                   t_local=th.curves.t_local))
+            caps.append(op.lambda_max_rps / s.demand_share)
+        k = min(range(len(caps)), key=caps.__getitem__)
+        out[HOMOGENEOUS] = _system(sc, HOMOGENEOUS, 0, configs, caps[k], configs[k].capacity_binding)
+    if NAIVE in which and (sc.naive_heterogeneous or topo.multi_site):
+        n = topo.prefill.cluster.instances
+        cap = joint.point(models, [joint.at(m, offload_all_threshold(m.lengths), 0, Method.EXACT)
+                                   for m in models], [0] * len(models), n)
+        configs = [replace(_config(sc, i, timings[i], name=NAIVE, threshold=0.0, n_prfaas=n, n_p=0,
+                                   n_d=s.cluster.instances, capacity=cap.lambda_max_rps * s.demand_share,
+                                   binding=named(cap.binding)), t_local=None)  # nothing prefills locally
+                   for i, s in enumerate(topo.sites)]
+        out[NAIVE] = _system(sc, NAIVE, n, configs, cap.lambda_max_rps, named(cap.binding))
     return out
+
+
+def _plan_configuration(sc: ScenarioSpec) -> tuple[int, list[tuple[float, int]]]:
+    """N_prfaas and each site's (t_i, N_p,i) of the throughput plan under the scenario's method:
+    the one-site search (with its Eq. 7 refinement) for one PD site, the joint search for several."""
+    m = sc.search.method
+    if sc.multi_site:
+        best = topology_plan(sc, methods=(m,)).searches[m].best
+        return round(best.n_prfaas), [(sp.threshold_tokens, sp.n_p) for sp in best.sites]
+    op = plan(sc, methods=(m,)).searches[m].best
+    assert op.threshold_tokens is not None
+    return op.n_prfaas, [(op.threshold_tokens, op.n_p)]
+
+
+def _homogeneous_clusters(sc: ScenarioSpec) -> list[Any] | None:
+    """Homogeneous PD per site: the scenario's baseline cluster for one PD site (none if it has
+    none), each site's own instances plus its share of the prefill GPUs for several."""
+    topo = sc.topology
+    assert topo is not None
+    if not topo.multi_site:
+        return None if sc.homogeneous is None else [sc.homogeneous]
+    return [homogeneous_cluster(s, topo) for s in topo.sites]

@@ -30,6 +30,8 @@ def site_scenario(sc: ScenarioSpec, i: int) -> ScenarioSpec:
     """The scenario as PD site i sees it: its workload, its cluster, its link."""
     topo = sc.topology
     assert topo is not None
+    if not topo.multi_site:  # the scenario itself (its local cluster, link and workload are the site's)
+        return sc
     s = topo.sites[i]
     return replace(sc, workload=s.workload, local=s.cluster, link=topo.links[i].link, homogeneous=None)
 

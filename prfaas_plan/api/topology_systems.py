@@ -1,11 +1,7 @@
-"""The three systems of a topology, configured, and their analytic TTFT per site.
+"""Analytic TTFT per site of a topology's systems (``api.systems.topology_systems``).
 
-PrfaaS-PD runs at the joint plan's t_i and splits with the shared N_prfaas; homogeneous PD is
-each site on its own homogeneous cluster at its best split; naive heterogeneous offloads every
-request of every site. Each carries Lambda_max of the exact method at its configuration (the
-total rate), what a simulation saturates at. Latency: one FIFO prefill pool shared by every
-site's offloaded stream (``core.latency.shared_pool``), and per site its link, local prefill
-pool and decode admission (``api.latency.paths_of``).
+One FIFO prefill pool shared by every site's offloaded stream (``core.latency.shared_pool``),
+and per site its link, local prefill pool and decode admission (``api.latency.paths_of``).
 """
 
 from __future__ import annotations
@@ -13,77 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 from prfaas_plan.api.latency import as_dict, offload_share, paths_of
-from prfaas_plan.api.plan import homogeneous_splits
-from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS
-from prfaas_plan.api.topology import plan as topology_plan
-from prfaas_plan.api.topology import site_models, site_scenario
-from prfaas_plan.core import joint
+from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, topology_systems
+from prfaas_plan.api.topology import site_scenario
 from prfaas_plan.core import latency as lat
 from prfaas_plan.core.roots import bisect
-from prfaas_plan.core.stages import offload_all_threshold
-from prfaas_plan.core.throughput import Method
 from prfaas_plan.specs.scenario import ScenarioSpec
-from prfaas_plan.specs.system import SystemConfig
-from prfaas_plan.specs.topology import SiteSystem, TopologySystem, homogeneous_cluster
-
-
-def _config(sc: ScenarioSpec, i: int, timing: Any, *, name: str, threshold: float | None, n_prfaas: int, n_p: int,
-            n_d: int, capacity: float, binding: str, t_local: Any = None) -> SystemConfig:
-    si = site_scenario(sc, i)
-    d = timing.decode_detail
-    return SystemConfig(name=name, threshold_tokens=threshold, n_prfaas=n_prfaas, n_p=n_p, n_d=n_d,
-                        t_prfaas=timing.curves.t_prfaas if n_prfaas > 0 else None,
-                        t_local=t_local if t_local is not None else timing.curves.t_local,
-                        kv_bytes=timing.curves.s_kv, link_bytes_per_s=si.link.usable_bytes_per_s, rtt_s=si.link.rtt_s,
-                        n_layers=sc.model.num_hidden_layers, pipelining=sc.layerwise_pipelining,
-                        bs_max=int(d["bs_max"]), t_decode_s=float(d["t_decode_s"]),
-                        output_tokens=si.workload.output_tokens, capacity_rps=capacity, capacity_binding=binding)
-
-
-def _system(sc: ScenarioSpec, name: str, n_prfaas: int, configs: list[SystemConfig], capacity: float,
-            binding: str) -> TopologySystem:
-    topo = sc.topology
-    assert topo is not None
-    sites = tuple(SiteSystem(site=s.name, link=lk.name, demand_share=s.demand_share, config=c, workload=s.workload)
-                  for s, lk, c in zip(topo.sites, topo.links, configs, strict=True) if s.workload is not None)
-    return TopologySystem(name=name, n_prfaas=n_prfaas, sites=sites, capacity_rps=capacity, capacity_binding=binding)
-
-
-def topology_systems(sc: ScenarioSpec, *, which: tuple[str, ...] = (PRFAAS, HOMOGENEOUS, NAIVE)
-                     ) -> dict[str, TopologySystem]:
-    topo = sc.topology
-    assert topo is not None
-    models, timings = site_models(sc)
-    out: dict[str, TopologySystem] = {}
-    if PRFAAS in which:
-        best = topology_plan(sc, methods=(sc.search.method,)).searches[sc.search.method].best
-        n = round(best.n_prfaas)
-        cap = joint.point(models, [joint.at(m, sp.threshold_tokens, sp.n_p, Method.EXACT)
-                                   for m, sp in zip(models, best.sites, strict=True)], [0] * len(models), n)
-        configs = [_config(sc, i, timings[i], name=PRFAAS, threshold=sp.threshold_tokens, n_prfaas=n, n_p=sp.n_p,
-                           n_d=sp.n_d, capacity=cap.lambda_max_rps * sp.share, binding=cap.binding)
-                   for i, sp in enumerate(best.sites)]
-        out[PRFAAS] = _system(sc, PRFAAS, n, configs, cap.lambda_max_rps, cap.binding)
-    if HOMOGENEOUS in which:
-        configs, caps = [], []
-        for i, s in enumerate(topo.sites):
-            th, splits = homogeneous_splits(site_scenario(sc, i), homogeneous_cluster(s, topo), Method.EXACT)
-            op = max(splits, key=lambda o: o.lambda_max_rps)
-            configs.append(_config(sc, i, th, name=HOMOGENEOUS, threshold=None, n_prfaas=0, n_p=op.n_p, n_d=op.n_d,
-                                   capacity=op.lambda_max_rps, binding=f"{op.binding} {s.name}",
-                                   t_local=th.curves.t_local))
-            caps.append(op.lambda_max_rps / s.demand_share)
-        k = min(range(len(caps)), key=caps.__getitem__)
-        out[HOMOGENEOUS] = _system(sc, HOMOGENEOUS, 0, configs, caps[k], configs[k].capacity_binding)
-    if NAIVE in which:
-        n = topo.prefill.cluster.instances
-        cap = joint.point(models, [joint.at(m, offload_all_threshold(m.lengths), 0, Method.EXACT)
-                                   for m in models], [0] * len(models), n)
-        configs = [_config(sc, i, timings[i], name=NAIVE, threshold=0.0, n_prfaas=n, n_p=0, n_d=s.cluster.instances,
-                           capacity=cap.lambda_max_rps * s.demand_share, binding=cap.binding)
-                   for i, s in enumerate(topo.sites)]
-        out[NAIVE] = _system(sc, NAIVE, n, configs, cap.lambda_max_rps, cap.binding)
-    return out
+from prfaas_plan.specs.topology import TopologySystem
 
 
 def system_latency(sc: ScenarioSpec, system: TopologySystem, rate_rps: float, *, nodes: int = 2000
