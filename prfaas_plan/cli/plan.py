@@ -53,9 +53,10 @@ def optimize(
         emit_topology(fmt, result.payload)
         return
     if plot is not None:
+        from prfaas_plan.api.figures import figure5_data
         from prfaas_plan.report.plots import figure5
 
-        figure5(result, plot)
+        figure5(figure5_data(result), plot)
         typer.echo(f"wrote {plot}", err=True)
     views_plan.emit_plan(fmt, result.payload)
 

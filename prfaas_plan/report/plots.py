@@ -9,6 +9,7 @@ import numpy as np
 
 from prfaas_plan import units
 from prfaas_plan.errors import SpecError
+from prfaas_plan.report.figures import Figure5
 
 
 def _pyplot():
@@ -34,54 +35,39 @@ def _save(fig: Any, path: Path) -> None:
 _BELOW = {"fontsize": 8, "loc": "upper center", "bbox_to_anchor": (0.5, -0.2), "ncol": 2, "frameon": False}
 
 
-def figure5(result: Any, path: Path) -> None:
-    """(a) Lambda vs N_p (N_d = total - N_p) at the best t; (b) the two prefill bounds vs t."""
-    from prfaas_plan.core.throughput import Method, bounds, routing
+def figure5(f: Figure5, path: Path) -> None:
+    """(a) Lambda vs N_p (N_d = total - N_p) at the best t; (b) the two prefill bounds vs t.
 
+    Draws ``api.figures.figure5_data``'s arrays; nothing of the model is computed here."""
     plt = _pyplot()
-    sc, t = result.scenario, result.timing
-    m = sc.search.method
-    best = result.payload["best"]
-    s = result.searches[m]
-    kw = {"link_bytes_per_s": sc.link.usable_bytes_per_s, "decode_rps_per_instance": t.decode_rps_per_instance}
-    r_best = routing(sc.workload.lengths, t.curves, [best["threshold_tokens"]], Method(m))
-    n_p = np.arange(1, sc.local.instances)
-    b = bounds(r_best, n_prfaas=best["n_prfaas"], n_p=n_p.reshape(1, -1), n_d=(sc.local.instances - n_p).reshape(1, -1),
-               **kw)
-    prefill = np.minimum(np.minimum(b.prfaas_compute, b.link), b.pd_prefill)[0]
-    decode = b.decode[0]
-    lam = np.minimum(prefill, decode)
-
+    a, b = f.split, f.thresholds
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
-    ax1.plot(n_p, prefill, "o-", label="prefill bound (min of PrfaaS/p, PD-P/(1-p))")
-    ax1.plot(n_p, decode, "s-", label="decode bound Theta_pd-d")
-    ax1.plot(n_p, lam, "k--", lw=2, label="Lambda_max")
-    ax1.axvline(best["n_p"], color="grey", ls=":")
-    ax1.set_xlabel(f"N_p (N_d = {sc.local.instances} - N_p)")
+    ax1.plot(a.n_p, a.prefill_rps, "o-", label="prefill bound (min of PrfaaS/p, PD-P/(1-p))")
+    ax1.plot(a.n_p, a.decode_rps, "s-", label="decode bound Theta_pd-d")
+    ax1.plot(a.n_p, a.lambda_max_rps, "k--", lw=2, label="Lambda_max")
+    ax1.axvline(f.n_p, color="grey", ls=":")
+    ax1.set_xlabel(f"N_p (N_d = {f.local_instances} - N_p)")
     ax1.set_ylabel("arrival rate bound (req/s)")
-    ax1.set_title(f"(a) t = {units.tokens_to_k(best['threshold_tokens']):.1f}K")
+    ax1.set_title(f"(a) t = {units.tokens_to_k(f.threshold_tokens):.1f}K")
     ax1.legend(**_BELOW)
 
-    r = s.routing
-    bt = bounds(r, n_prfaas=best["n_prfaas"], n_p=best["n_p"], n_d=best["n_d"], **kw)
-    x = r.t / units.K_TOKENS
-    prfaas = np.minimum(bt.prfaas_compute, bt.link)
-    ok = (r.p > 0) & (r.p < 1)
-    ax2.plot(x[ok], prfaas[ok], label="PrfaaS bound Theta_prfaas / p")
-    ax2.plot(x[ok], bt.pd_prefill[ok], label="PD-P bound Theta_pd-p / (1 - p)")
-    ax2.axhline(float(np.atleast_1d(bt.decode)[0]), color="grey", ls="--", label="decode bound")
-    tk = best["threshold_tokens"] / units.K_TOKENS
+    x = b.thresholds_tokens / units.K_TOKENS
+    ax2.plot(x, b.prfaas_rps, label="PrfaaS bound Theta_prfaas / p")
+    ax2.plot(x, b.pd_prefill_rps, label="PD-P bound Theta_pd-p / (1 - p)")
+    ax2.axhline(b.decode_rps, color="grey", ls="--", label="decode bound")
+    tk = f.threshold_tokens / units.K_TOKENS
     # the optimum goes in the legend, and the legends go under the axes: inside, the curves of
     # some scenario always run through a label
-    ax2.plot([tk], [best["lambda_max_rps"]], "ko", label=f"t* = {tk:.1f}K, Lambda_max = {best['lambda_max_rps']:.2f}")
-    top = float(np.nanmax(np.where(ok, np.minimum(prfaas, bt.pd_prefill), np.nan))) * 3
-    ax2.set_ylim(0, max(top, best["lambda_max_rps"] * 2))
+    ax2.plot([tk], [f.lambda_max_rps], "ko", label=f"t* = {tk:.1f}K, Lambda_max = {f.lambda_max_rps:.2f}")
+    # room above the lower prefill bound for its crossing (nanmax: a NaN bound is not drawn either)
+    top = float(np.nanmax(np.minimum(b.prfaas_rps, b.pd_prefill_rps))) * 3 if x.size else 0.0
+    ax2.set_ylim(0, max(top, f.lambda_max_rps * 2))
     ax2.set_xscale("log")
     ax2.set_xlabel("threshold t (K = 1024 tokens)")
     ax2.set_ylabel("req/s")
-    ax2.set_title(f"(b) N_prfaas {best['n_prfaas']}, N_p {best['n_p']}, N_d {best['n_d']}")
+    ax2.set_title(f"(b) N_prfaas {f.n_prfaas}, N_p {f.n_p}, N_d {f.n_d}")
     ax2.legend(**_BELOW)
-    fig.suptitle(f"{sc.name}: {sc.model.name} (method {m})")
+    fig.suptitle(f.title)
     _save(fig, path)
     plt.close(fig)
 
