@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, systems
 from prfaas_plan.core import latency as lat
 from prfaas_plan.errors import InfeasibleError, SpecError
+from prfaas_plan.specs.run import RunArgs, check
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.system import SystemConfig
 
@@ -17,16 +17,11 @@ def resolve_rate(configs: dict[str, SystemConfig], rate_rps: float | None, load:
                  default_load: float | None = None) -> tuple[float, float]:
     """(rate, load): --rate R directly, or --load F x the smallest capacity among the systems.
 
-    Both must be finite and > 0 (inf and NaN are refused like any other bad number). A system
-    with no capacity at all (some stage gets traffic but has no instance) is infeasible: it is
-    named with its binding stage rather than divided by.
+    Both must be finite and > 0 (inf and NaN are refused like any other bad number; the check is
+    ``specs.run.check``'s). A system with no capacity at all (some stage gets traffic but has no
+    instance) is infeasible: it is named with its binding stage rather than divided by.
     """
-    if rate_rps is not None and load is not None:
-        raise SpecError("give --rate or --load, not both", field="--rate")
-    if rate_rps is not None and not (rate_rps > 0 and math.isfinite(rate_rps)):
-        raise SpecError(f"must be a finite, positive arrival rate in req/s, got {rate_rps:g}", field="--rate")
-    if load is not None and not (load > 0 and math.isfinite(load)):
-        raise SpecError(f"must be a finite, positive fraction of capacity, got {load:g}", field="--load")
+    check(RunArgs(rate_rps=rate_rps, load=load))
     for name, c in configs.items():
         if not c.capacity_rps > 0:
             raise InfeasibleError(f"{name} serves no load: bound by {c.capacity_binding}",

@@ -14,14 +14,12 @@ from prfaas_plan.api.latency import resolve_rate, system_latency
 from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, systems
 from prfaas_plan.errors import SpecError
 from prfaas_plan.sim.run import SimResult, simulate
+from prfaas_plan.specs.run import RunArgs, check, check_size
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.system import ControlConfig, SystemConfig
 
 DEFAULT_LOAD = 0.8
-DEFAULT_REQUESTS = 20_000
-# the most requests one system's run may take: at 40,000-65,000 simulated requests per CPU second,
-# three systems of 10M take ~10 minutes; a typo like `--duration 1e30` must not run for ever
-MAX_REQUESTS = 10_000_000
+DEFAULT_REQUESTS = 20_000  # the run's length with neither --requests nor --duration (specs.run bounds it)
 WARMUP_FRACTION = 0.1
 
 
@@ -51,37 +49,25 @@ def no_span_error(sc: ScenarioSpec, rate_rps: float | None, load: float | None) 
                      source=str(file) if file else "--trace", field="timestamp")
 
 
-def _check(sc: ScenarioSpec, n_requests: int | None, duration_s: float | None, seed: Any,
-           rate_rps: float | None = None, load: float | None = None) -> None:
-    trace = sc.workload.trace
-    if trace is not None and not trace.span_s > 0:
-        raise no_span_error(sc, rate_rps, load)
-    if seed is not None and trace is not None:
-        raise SpecError("a trace is replayed as recorded, nothing in it is drawn at random (arrivals, lengths "
-                        "and prefix hits come from the file): drop --seed", field="--seed")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0):
-        raise SpecError(f"must be a whole number >= 0, got {seed!r}", field="--seed")
-    if n_requests is not None and duration_s is not None:
-        raise SpecError("give --requests or --duration, not both", field="--requests")
-    if n_requests is not None and (isinstance(n_requests, bool) or int(n_requests) != n_requests
-                                   or n_requests < 1):
-        raise SpecError(f"must be a whole number >= 1, got {n_requests!r}", field="--requests")
-    if duration_s is not None and not (duration_s > 0 and math.isfinite(duration_s)):
-        raise SpecError(f"must be a positive number of seconds, got {duration_s!r}", field="--duration")
-    if n_requests is not None and trace is not None and n_requests > len(trace):
-        raise SpecError(f"the trace holds {len(trace):,} requests, got {n_requests:,} (--requests N replays "
-                        "its first N)", field="--requests")
+def checked(args: RunArgs, *scs: ScenarioSpec, refuse_seed: bool = True) -> RunArgs:
+    """``args`` for a run on ``scs`` (a topology: each site's scenario): first what a trace refuses
+    outright, then the values themselves (``specs.run.check``), then a trace's length.
 
-
-def _check_size(rate: float, n_requests: int | None, duration_s: float | None) -> None:
-    """Refuse a run past MAX_REQUESTS per system, naming the option that asked for it."""
-    if duration_s is not None and rate * duration_s > MAX_REQUESTS:
-        raise SpecError(f"{duration_s:.4g} s at {rate:.4g} req/s is about {rate * duration_s:.3g} requests per "
-                        f"system; a run takes at most {MAX_REQUESTS:,} (--duration <= {MAX_REQUESTS / rate:.4g} s "
-                        "here)", field="--duration")
-    if n_requests is not None and n_requests > MAX_REQUESTS:
-        raise SpecError(f"a run takes at most {MAX_REQUESTS:,} requests per system, got {n_requests:,}",
-                        field="--requests")
+    ``refuse_seed`` False: the caller says itself why a seed is refused (a topology)."""
+    for sc in scs:
+        trace = sc.workload.trace
+        if trace is not None and not trace.span_s > 0:
+            raise no_span_error(sc, args.rate_rps, args.load)
+        if refuse_seed and args.seed is not None and trace is not None:
+            raise SpecError("a trace is replayed as recorded, nothing in it is drawn at random (arrivals, lengths "
+                            "and prefix hits come from the file): drop --seed", field="--seed")
+    check(args)
+    for sc in scs:
+        trace = sc.workload.trace
+        if args.n_requests is not None and trace is not None and args.n_requests > len(trace):
+            raise SpecError(f"the trace holds {len(trace):,} requests, got {args.n_requests:,} (--requests N "
+                            "replays its first N)", field="--requests")
+    return args
 
 
 def expected_requests(sc: ScenarioSpec, rate_rps: float, n_requests: int | None, duration_s: float | None) -> int:
@@ -110,13 +96,14 @@ def run_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float 
 
     ``progress(label, arrived, expected)`` is called as each run advances.
     """
-    _check(sc, n_requests, duration_s, seed, rate_rps, load)
+    args = checked(RunArgs(rate_rps=rate_rps, load=load, n_requests=n_requests, duration_s=duration_s, seed=seed),
+                   sc)
     control = control if control is not None else sc.control
     configs: dict[str, SystemConfig] = systems(sc, which=which)
     rate, load_f = resolve_rate(configs, rate_rps, load, default_load=DEFAULT_LOAD)
+    check_size(rate, args)
     if sc.workload.trace is None and n_requests is None and duration_s is None:
         n_requests = DEFAULT_REQUESTS
-    _check_size(rate, n_requests, duration_s)
     streams = np.random.SeedSequence(int(seed or 0)).spawn(len(configs))
     results: dict[str, SimResult] = {}
     per: dict[str, Any] = {}

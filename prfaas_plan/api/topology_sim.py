@@ -9,11 +9,12 @@ from typing import Any
 import numpy as np
 
 from prfaas_plan.api.latency import resolve_rate
-from prfaas_plan.api.sim import DEFAULT_LOAD, DEFAULT_REQUESTS, WARMUP_FRACTION, _check, _check_size, _finite
+from prfaas_plan.api.sim import DEFAULT_LOAD, DEFAULT_REQUESTS, WARMUP_FRACTION, _finite, checked
 from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS
 from prfaas_plan.api.topology_systems import system_latency, topology_systems
 from prfaas_plan.errors import SpecError
 from prfaas_plan.sim.topology import simulate_topology
+from prfaas_plan.specs.run import RunArgs, check_size
 from prfaas_plan.specs.scenario import ScenarioSpec
 
 _TTFT = ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s")
@@ -31,17 +32,17 @@ def simulate(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | N
         raise SpecError("the control loops run in the simulation of one PD site; with several sites drop the "
                         "control section", source=sc.path, field="control")
     traced = [s.workload.trace is not None for s in sc.topology.sites if s.workload is not None]
-    for s in sc.topology.sites:
-        _check(sc if s.workload is None else _site(sc, s.workload), n_requests, duration_s,
-               seed if not any(traced) else None, rate_rps, load)
+    args = RunArgs(rate_rps=rate_rps, load=load, n_requests=n_requests, duration_s=duration_s, seed=seed)
+    checked(args, *(sc if s.workload is None else _site(sc, s.workload) for s in sc.topology.sites),
+            refuse_seed=not any(traced))
     if seed is not None and all(traced):
         raise SpecError("every site replays a trace as recorded, nothing is drawn at random: drop --seed",
                         field="--seed")
     systems = topology_systems(sc, which=which)
     rate, load_f = resolve_rate(systems, rate_rps, load, default_load=DEFAULT_LOAD)  # type: ignore[arg-type]
+    check_size(rate, args)
     if n_requests is None and duration_s is None and not all(traced):
         n_requests = DEFAULT_REQUESTS
-    _check_size(rate, n_requests, duration_s)
     streams = np.random.SeedSequence(int(seed or 0)).spawn(len(systems))
     per: dict[str, Any] = {}
     for (name, system), stream in zip(systems.items(), streams, strict=True):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,7 +13,7 @@ from prfaas_plan.cli.plan import MethodOpt, PlotOpt, ScenarioArg, SetOpt, TraceO
 from prfaas_plan.cli.progress import Bar
 from prfaas_plan.errors import SpecError
 
-# numbers are read as text and parsed here, so a bad value is one line and exit code 2
+# numbers are read as text and parsed by specs.run.parse, so a bad value is one line and exit code 2
 RequestsOpt = Annotated[str | None, typer.Option("--requests", metavar="N",
                                                  help="Requests per system (default 20,000; a trace: all of it)")]
 DurationOpt = Annotated[str | None, typer.Option("--duration", metavar="S",
@@ -26,44 +25,6 @@ SeedOpt = Annotated[str | None, typer.Option("--seed", metavar="N", help="Random
                                              "system; not with --trace, which draws nothing at random)")]
 RecordsOpt = Annotated[Path | None, typer.Option("--records", help="Write per-request records to this CSV",
                                                  callback=output_check("--records"))]
-
-
-def _number(text: str | None, option: str) -> float | None:
-    if text is None:
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        raise SpecError(f"expected a number, got {text!r}", field=option) from None
-    if not math.isfinite(value):
-        raise SpecError(f"expected a finite number, got {text!r}", field=option)
-    return value
-
-
-def _whole(text: str | None, option: str, minimum: int) -> int | None:
-    if text is None:
-        return None
-    try:
-        value = int(text.replace("_", "").replace(",", ""))
-    except ValueError:
-        raise SpecError(f"expected a whole number, got {text!r}", field=option) from None
-    if value < minimum:
-        raise SpecError(f"must be >= {minimum}, got {value}", field=option)
-    return value
-
-
-def _duration(text: str | None) -> float | None:
-    if text is None:
-        return None
-    from prfaas_plan import units
-
-    try:
-        value = units.parse_duration(text)
-    except (ValueError, SpecError):
-        raise SpecError(f"expected a duration such as 3600 or 2h, got {text!r}", field="--duration") from None
-    if not value > 0:
-        raise SpecError(f"must be > 0 s, got {text!r}", field="--duration")
-    return value
 
 
 @app.command("simulate")
@@ -92,15 +53,9 @@ def simulate(
     from prfaas_plan.api import sim as api_sim
     from prfaas_plan.io.scenario import load_scenario
     from prfaas_plan.report import views_sim
+    from prfaas_plan.specs.run import parse
 
-    n = _whole(requests, "--requests", 1)
-    dur = _duration(duration)
-    rate_rps, load_f = _number(rate, "--rate"), _number(load, "--load")
-    seed_n = _whole(seed, "--seed", 0)
-    if rate_rps is not None and load_f is not None:
-        raise SpecError("give --rate or --load, not both", field="--rate")
-    if n is not None and dur is not None:
-        raise SpecError("give --requests or --duration, not both", field="--requests")
+    args = parse(rate=rate, load=load, requests=requests, duration=duration, seed=seed)  # before the scenario loads
     sc = load_scenario(scenario, catalog_from(catalog), overrides=set_, method=_method(method),
                        trace=str(trace) if trace else None)
     if sc.multi_site:
@@ -111,13 +66,11 @@ def simulate(
             if given is not None:
                 raise SpecError(f"{option} covers one PD site; this scenario has several", field=option)
         with Bar() as tick:
-            payload = topology_sim.simulate(sc, rate_rps=rate_rps, load=load_f, n_requests=n, duration_s=dur,
-                                            seed=seed_n, progress=tick)
+            payload = topology_sim.simulate(sc, **args.keywords(), progress=tick)
         emit_topology_sim(fmt, payload)
         return
     with Bar() as tick:
-        run = api_sim.run_systems(sc, rate_rps=rate_rps, load=load_f, n_requests=n, duration_s=dur,
-                                  seed=seed_n, records=records is not None, progress=tick)
+        run = api_sim.run_systems(sc, **args.keywords(), records=records is not None, progress=tick)
     if plot is not None:
         from prfaas_plan.report.plots_sim import sim_figure
 

@@ -59,6 +59,7 @@ from prfaas_plan.sim.path import PREFETCH, KvPath
 from prfaas_plan.sim.policies import LinkMonitor, ParamSource, RoleBalancer, TraceSource, make_source
 from prfaas_plan.sim.result import SimResult
 from prfaas_plan.sim.stations import SharedLink
+from prfaas_plan.specs.run import ENGINE, RunArgs, check
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.system import ControlConfig, SystemConfig
 
@@ -255,15 +256,11 @@ class _Run(KvPath):
 
 def check_bounds(rate_rps: float | None, n_requests: int | None, duration_s: float | None,
                  warmup_fraction: float) -> None:
-    """Refuse a bad rate, run length or warm-up, naming the option (shared with ``sim.topology``)."""
-    if rate_rps is not None and not (rate_rps > 0 and math.isfinite(rate_rps)):
-        raise SpecError(f"must be a positive arrival rate in req/s, got {rate_rps!r}", field="--rate")
-    if n_requests is not None and duration_s is not None:
-        raise SpecError("give --requests or --duration, not both", field="--requests")
-    if n_requests is not None and not n_requests >= 1:
-        raise SpecError(f"must be at least 1, got {n_requests!r}", field="--requests")
-    if duration_s is not None and not duration_s > 0:
-        raise SpecError(f"must be > 0 s, got {duration_s!r}", field="--duration")
+    """Refuse a bad rate, run length or warm-up, naming the option (shared with ``sim.topology``).
+
+    The rate and the length are ``specs.run.check``'s, in the words this entry point always used
+    (``ENGINE``); the warm-up is the simulator's own."""
+    check(RunArgs(rate_rps=rate_rps, n_requests=n_requests, duration_s=duration_s), ENGINE)
     if not 0 <= warmup_fraction < 1:
         raise SpecError(f"must be in [0, 1), got {warmup_fraction!r}", field="warmup_fraction")
 
