@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from prfaas_plan.api import slo, topology, topology_systems
 from prfaas_plan.api.plan import Plan, plan
@@ -21,6 +22,7 @@ def optimize(sc: ScenarioSpec, *, ttft_slo: bool = True) -> Plan | topology.Topo
     p = plan(sc)
     if sc.ttft_slo_s is not None and ttft_slo:
         t0 = time.perf_counter()
-        p.payload["ttft_slo"] = slo.bounded(sc, p.timing, p.searches[sc.search.method])
-        p.payload["ttft_slo"]["search_s"] = time.perf_counter() - t0
+        bounded = slo.bounded(sc, p.timing, p.searches[sc.search.method])
+        bounded["search_s"] = time.perf_counter() - t0
+        p = replace(p, result=replace(p.result, ttft_slo=bounded))
     return p

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,15 @@ from prfaas_plan.core.throughput import Curves, Method, OperatingPoint, operatin
 from prfaas_plan.core.timers import prefill_timer
 from prfaas_plan.errors import InfeasibleError, SpecError
 from prfaas_plan.specs.hardware import InstanceSpec
+from prfaas_plan.specs.results import (
+    HomogeneousBaseline,
+    MethodPlan,
+    NaiveBaseline,
+    PlanResult,
+    Pool,
+    Priced,
+    Ratios,
+)
 from prfaas_plan.specs.scenario import ClusterSpec, ScenarioSpec
 
 MAX_THRESHOLDS = 20_000
@@ -115,17 +125,6 @@ def _space(sc: ScenarioSpec) -> Space:
     return space
 
 
-def _point(op: OperatingPoint) -> dict[str, Any]:
-    d = asdict(op)
-    d["binding"] = str(op.binding)
-    d["tight"] = [str(b) for b in op.tight]
-    d["egress_gbps"] = units.bytes_per_s_to_gbps(op.egress_bytes_per_s)
-    # which half of Eq. 3 limits the offload path, whatever binds Lambda overall
-    c, lk = op.theta_prfaas_compute_rps, op.theta_prfaas_link_rps
-    d["prfaas_limited_by"] = None if c is None or lk is None else ("link" if lk < c else "prfaas-compute")
-    return d
-
-
 def _cost(price_per_hour: float | None, lam: float) -> float | None:
     """Dollars per million requests served at Lambda_max."""
     if price_per_hour is None or lam <= 0:
@@ -142,26 +141,23 @@ def homogeneous_splits(sc: ScenarioSpec, cluster: ClusterSpec, method: Method) -
                for n_p in range(1, cluster.instances)]
 
 
-def homogeneous(sc: ScenarioSpec, cluster: ClusterSpec, method: Method) -> dict[str, Any]:
+def homogeneous(sc: ScenarioSpec, cluster: ClusterSpec, method: Method) -> HomogeneousBaseline:
     """Homogeneous PD at its best split."""
     best = max(homogeneous_splits(sc, cluster, method)[1], key=lambda op: op.lambda_max_rps)
-    return {"hardware": cluster.instance.gpu.name, "gpus": cluster.gpus, "instances": cluster.instances,
-            "n_p": best.n_p, "n_d": best.n_d, "theta_pd_p_rps": best.theta_pd_p_rps,
-            "theta_pd_d_rps": best.theta_pd_d_rps, "lambda_max_rps": best.lambda_max_rps,
-            "binding": str(best.binding), "price_per_hour": cluster.price_per_hour,
-            "cost_per_million_requests": _cost(cluster.price_per_hour, best.lambda_max_rps)}
+    return HomogeneousBaseline(hardware=cluster.instance.gpu.name, gpus=cluster.gpus, instances=cluster.instances,
+                               point=best, cost=Priced(price_per_hour=cluster.price_per_hour,
+                                                       cost_per_million_requests=_cost(cluster.price_per_hour,
+                                                                                       best.lambda_max_rps)))
 
 
-def naive(sc: ScenarioSpec, t: Timing, method: Method) -> dict[str, Any]:
+def naive(sc: ScenarioSpec, t: Timing, method: Method) -> NaiveBaseline:
     """Naive heterogeneous PD: all prefill on the PrfaaS cluster, all local instances decode."""
     r = routing(sc.workload.lengths, t.curves, [offload_all_threshold(sc.workload.lengths)], method)
     op = operating_point(r, 0, n_prfaas=sc.prfaas.instances, n_p=0, n_d=sc.local.instances,
                          link_bytes_per_s=sc.link.usable_bytes_per_s, decode_rps_per_instance=t.decode_rps_per_instance)
     price = _sum_price(sc.prfaas.price_per_hour, sc.local.price_per_hour)
-    return {"n_prfaas": op.n_prfaas, "n_d": op.n_d, "theta_prfaas_rps": op.theta_prfaas_rps,
-            "theta_pd_d_rps": op.theta_pd_d_rps, "lambda_max_rps": op.lambda_max_rps, "binding": str(op.binding),
-            "egress_gbps": units.bytes_per_s_to_gbps(op.egress_bytes_per_s), "price_per_hour": price,
-            "cost_per_million_requests": _cost(price, op.lambda_max_rps)}
+    return NaiveBaseline(point=op, cost=Priced(price_per_hour=price,
+                                               cost_per_million_requests=_cost(price, op.lambda_max_rps)))
 
 
 def _sum_price(*prices: float | None) -> float | None:
@@ -170,10 +166,31 @@ def _sum_price(*prices: float | None) -> float | None:
 
 @dataclass(frozen=True)
 class Plan:
-    payload: dict[str, Any]
+    """The typed result (``result``) with the searches, service laws and scenario behind it;
+    ``payload`` is its JSON, written at the edge (``report.plan_json``)."""
+
+    result: PlanResult
     searches: dict[str, Search]
     timing: Timing
     scenario: ScenarioSpec
+
+    @cached_property
+    def payload(self) -> dict[str, Any]:
+        from prfaas_plan.report.plan_json import plan_json
+
+        return plan_json(self.result)
+
+
+def _ratios(best: OperatingPoint, price: float | None, hom: HomogeneousBaseline | None,
+            nv: NaiveBaseline | None) -> Ratios:
+    if hom is None:
+        return Ratios()
+    h = hom.point.lambda_max_rps
+    equal_cost = (best.lambda_max_rps / price) / (h / hom.cost.price_per_hour) \
+        if price and hom.cost.price_per_hour else None
+    return Ratios(prfaas_vs_homogeneous=best.lambda_max_rps / h,
+                  naive_vs_homogeneous=nv.point.lambda_max_rps / h if nv else None,
+                  prfaas_vs_homogeneous_equal_cost=equal_cost)
 
 
 def plan(sc: ScenarioSpec, *, methods: tuple[str, ...] = ("paper", "exact")) -> Plan:
@@ -181,7 +198,7 @@ def plan(sc: ScenarioSpec, *, methods: tuple[str, ...] = ("paper", "exact")) -> 
     plan under a TTFT SLO is ``api.optimize.optimize``'s)."""
     t = timing(sc)
     space = _space(sc)
-    payload_methods: dict[str, Any] = {}
+    per: dict[str, MethodPlan] = {}
     searches: dict[str, Search] = {}
     chosen = Method(sc.search.method)
     order = [chosen] + [Method(m) for m in methods if Method(m) != chosen]
@@ -195,61 +212,26 @@ def plan(sc: ScenarioSpec, *, methods: tuple[str, ...] = ("paper", "exact")) -> 
             raise InfeasibleError(f"no configuration serves any load; binding: {res.best.binding}",
                                   binding=str(res.best.binding))
         price = _sum_price(sc.prfaas.price_for(res.best.n_prfaas), sc.local.price_per_hour)
-        best = _point(res.best)
-        best["cost_per_million_requests"] = _cost(price, res.best.lambda_max_rps)
-        best["price_per_hour"] = price
         hom = homogeneous(sc, sc.homogeneous, m) if sc.homogeneous else None
         nv = naive(sc, t, m) if sc.naive_heterogeneous else None
-        ratios: dict[str, float | None] = {}
-        if hom:
-            ratios["prfaas_vs_homogeneous"] = res.best.lambda_max_rps / hom["lambda_max_rps"]
-            if nv:
-                ratios["naive_vs_homogeneous"] = nv["lambda_max_rps"] / hom["lambda_max_rps"]
-            if price and hom["price_per_hour"]:
-                ratios["prfaas_vs_homogeneous_equal_cost"] = (
-                    (res.best.lambda_max_rps / price) / (hom["lambda_max_rps"] / hom["price_per_hour"]))
-        payload_methods[str(m)] = {
-            "best": best,
-            "top": [_point(op) for op in res.top],
-            "baselines": {"homogeneous": hom, "naive_heterogeneous": nv},
-            "ratios": ratios,
-            "refined_threshold": res.refined,
-            "evaluations": res.evaluations,
-            "search_s": elapsed,
-        }
-    head = payload_methods[str(chosen)]
-    lengths = sc.workload.lengths
-    payload = {
-        "scenario": sc.name,
-        "model": sc.model.name,
-        "method": str(chosen),
-        "best": head["best"],
-        "top": head["top"],
-        "baselines": head["baselines"],
-        "ratios": head["ratios"],
-        "methods": payload_methods,
-        "workload": {
-            "mean_input_tokens": sc.workload.input_total_mean,
-            "mean_uncached_tokens": float(lengths.mean),
-            "output_tokens": sc.workload.output_tokens,
-            "prefix_hit_rate": sc.workload.prefix_hit_rate,
-            "distribution": sc.workload.description,
-            "requests": None if sc.workload.trace is None else len(sc.workload.trace),
-        },
-        "clusters": {
-            "prfaas": {"hardware": sc.prfaas.instance.gpu.name, "gpus_per_instance": sc.prfaas.instance.gpus,
-                       "instances": sc.prfaas.instances},
-            "local": {"hardware": sc.local.instance.gpu.name, "gpus_per_instance": sc.local.instance.gpus,
-                      "instances": sc.local.instances},
-        },
-        "link": {"bandwidth_gbps": units.bytes_per_s_to_gbps(sc.link.bandwidth_bytes_per_s),
-                 "usable_fraction": sc.link.usable_fraction,
-                 "usable_gbps": units.bytes_per_s_to_gbps(sc.link.usable_bytes_per_s)},
-        "decode": t.decode_detail | {"rps_per_instance": t.decode_rps_per_instance},
-        "sources": t.sources,
-        "search": {"thresholds": len(space.thresholds), "n_prfaas_options": len(space.n_prfaas),
-                   "max_prfaas_instances": int(space.n_prfaas.max()),
-                   "splits": len(space.n_p), "evaluations": space.size,
-                   "search_s": {k: v["search_s"] for k, v in payload_methods.items()}},
-    }
-    return Plan(payload=payload, searches=searches, timing=t, scenario=sc)
+        per[str(m)] = MethodPlan(
+            method=str(m), best=res.best, cost=Priced(price_per_hour=price,
+                                                      cost_per_million_requests=_cost(price, res.best.lambda_max_rps)),
+            top=res.top, homogeneous=hom, naive=nv, ratios=_ratios(res.best, price, hom, nv),
+            refined_threshold=res.refined, evaluations=res.evaluations, search_s=elapsed)
+    w = sc.workload
+    result = PlanResult(
+        scenario=sc.name, model=sc.model.name, method=str(chosen), methods=per,
+        mean_input_tokens=w.input_total_mean, mean_uncached_tokens=float(w.lengths.mean), output_tokens=w.output_tokens,
+        prefix_hit_rate=w.prefix_hit_rate, distribution=w.description,
+        requests=None if w.trace is None else len(w.trace),
+        prfaas=Pool(hardware=sc.prfaas.instance.gpu.name, gpus_per_instance=sc.prfaas.instance.gpus,
+                    instances=sc.prfaas.instances),
+        local=Pool(hardware=sc.local.instance.gpu.name, gpus_per_instance=sc.local.instance.gpus,
+                   instances=sc.local.instances),
+        link_bandwidth_bytes_per_s=sc.link.bandwidth_bytes_per_s, link_usable_fraction=sc.link.usable_fraction,
+        link_usable_bytes_per_s=sc.link.usable_bytes_per_s,
+        decode=t.decode_detail | {"rps_per_instance": t.decode_rps_per_instance}, sources=t.sources,
+        thresholds=len(space.thresholds), n_prfaas_options=len(space.n_prfaas),
+        max_prfaas_instances=int(space.n_prfaas.max()), splits=len(space.n_p), evaluations=space.size)
+    return Plan(result=result, searches=searches, timing=t, scenario=sc)

@@ -22,6 +22,7 @@ from prfaas_plan.core import joint
 from prfaas_plan.core.stages import SiteModel
 from prfaas_plan.core.throughput import Method
 from prfaas_plan.errors import InfeasibleError
+from prfaas_plan.report.plan_json import homogeneous_json
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.topology import TopologySpec, homogeneous_cluster
 
@@ -94,7 +95,7 @@ def _homogeneous(sc: ScenarioSpec, method: Method) -> dict[str, Any]:
     assert topo is not None
     per = {}
     for i, s in enumerate(topo.sites):
-        h = homogeneous(site_scenario(sc, i), homogeneous_cluster(s, topo), method)
+        h = homogeneous_json(homogeneous(site_scenario(sc, i), homogeneous_cluster(s, topo), method))
         per[s.name] = h | {"demand_share": s.demand_share}
     lam = min(h["lambda_max_rps"] / topo.sites[i].demand_share for i, h in enumerate(per.values()))
     price = _sum_price(*(h["price_per_hour"] for h in per.values()))

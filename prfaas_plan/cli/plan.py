@@ -58,7 +58,7 @@ def optimize(
 
         figure5(figure5_data(result), plot)
         typer.echo(f"wrote {plot}", err=True)
-    views_plan.emit_plan(fmt, result.payload)
+    views_plan.emit_plan(fmt, result.result, result.payload)
 
 
 @app.command("sweep")

@@ -24,18 +24,12 @@ from numpy.typing import ArrayLike, NDArray
 
 from prfaas_plan.core.lengths import LengthDistribution
 from prfaas_plan.core.stages import Curve, Curves, compute_bounds, stage_bounds  # noqa: F401  (Curve, Curves: re-exported)
+from prfaas_plan.specs.results import Binding, OperatingPoint
 
 
 class Method(StrEnum):
     PAPER = "paper"
     EXACT = "exact"
-
-
-class Binding(StrEnum):
-    PRFAAS_COMPUTE = "prfaas-compute"
-    LINK = "link"
-    PD_PREFILL = "pd-prefill"
-    DECODE = "decode"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -135,29 +129,6 @@ def bounds(r: Routing, *, n_prfaas: ArrayLike, n_p: ArrayLike, n_d: ArrayLike, l
     shape = np.broadcast_shapes(compute.shape, st.pd_prefill.shape)
     return Bounds(prfaas_compute=np.broadcast_to(compute, shape), link=np.broadcast_to(st.link, shape),
                   pd_prefill=np.broadcast_to(st.pd_prefill, shape), decode=np.broadcast_to(st.decode, shape))
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OperatingPoint:
-    """One configuration evaluated with Eqs. 3-6, all in SI (tokens, req/s, bytes/s)."""
-
-    threshold_tokens: float | None
-    n_prfaas: int
-    n_p: int
-    n_d: int
-    p_offload: float
-    l_long_tokens: float | None
-    l_short_tokens: float | None
-    theta_prfaas_rps: float | None
-    theta_prfaas_compute_rps: float | None
-    theta_prfaas_link_rps: float | None
-    theta_pd_p_rps: float | None
-    theta_pd_d_rps: float
-    lambda_max_rps: float
-    binding: Binding
-    tight: tuple[Binding, ...]  # every constraint within TIGHT of Lambda_max (the optimum balances them)
-    egress_bytes_per_s: float
-    link_utilization: float | None
 
 
 def operating_point(r: Routing, i: int, *, n_prfaas: int, n_p: int, n_d: int, link_bytes_per_s: float,

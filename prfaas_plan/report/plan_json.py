@@ -1,0 +1,108 @@
+"""The JSON of `optimize` on one PD site, written from the typed ``specs.results.PlanResult``:
+the one place its keys are spelled (the edge)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from prfaas_plan import units
+from prfaas_plan.specs.results import (
+    HomogeneousBaseline,
+    MethodPlan,
+    NaiveBaseline,
+    OperatingPoint,
+    PlanResult,
+    Ratios,
+)
+
+
+def prfaas_limited_by(op: OperatingPoint) -> str | None:
+    """Which half of Eq. 3 limits the offload path, whatever binds Lambda overall."""
+    c, lk = op.theta_prfaas_compute_rps, op.theta_prfaas_link_rps
+    return None if c is None or lk is None else ("link" if lk < c else "prfaas-compute")
+
+
+def point_json(op: OperatingPoint) -> dict[str, Any]:
+    d = asdict(op)
+    d["binding"] = str(op.binding)
+    d["tight"] = [str(b) for b in op.tight]
+    d["egress_gbps"] = units.bytes_per_s_to_gbps(op.egress_bytes_per_s)
+    d["prfaas_limited_by"] = prfaas_limited_by(op)
+    return d
+
+
+def homogeneous_json(h: HomogeneousBaseline) -> dict[str, Any]:
+    b = h.point
+    return {"hardware": h.hardware, "gpus": h.gpus, "instances": h.instances, "n_p": b.n_p, "n_d": b.n_d,
+            "theta_pd_p_rps": b.theta_pd_p_rps, "theta_pd_d_rps": b.theta_pd_d_rps,
+            "lambda_max_rps": b.lambda_max_rps, "binding": str(b.binding), "price_per_hour": h.cost.price_per_hour,
+            "cost_per_million_requests": h.cost.cost_per_million_requests}
+
+
+def naive_json(n: NaiveBaseline) -> dict[str, Any]:
+    op = n.point
+    return {"n_prfaas": op.n_prfaas, "n_d": op.n_d, "theta_prfaas_rps": op.theta_prfaas_rps,
+            "theta_pd_d_rps": op.theta_pd_d_rps, "lambda_max_rps": op.lambda_max_rps, "binding": str(op.binding),
+            "egress_gbps": units.bytes_per_s_to_gbps(op.egress_bytes_per_s), "price_per_hour": n.cost.price_per_hour,
+            "cost_per_million_requests": n.cost.cost_per_million_requests}
+
+
+def ratios_json(r: Ratios) -> dict[str, float]:
+    """The ratios that exist (homogeneous PD defined; prices known for the equal-cost one)."""
+    return {k: v for k, v in asdict(r).items() if v is not None}
+
+
+def _sites(r: PlanResult, op: OperatingPoint) -> dict[str, Any]:
+    """The topology keys of the two-cluster plan: the PD site ``local``, the prefill site
+    ``prfaas`` and the link ``prfaas->local``, as a topology's JSON has them."""
+    busy = (op.lambda_max_rps * op.p_offload / op.theta_prfaas_compute_rps
+            if op.theta_prfaas_compute_rps else 0.0)
+    return {"prfaas": {"role": "prfaas", "instances": op.n_prfaas, "utilization": busy},
+            "local": {"role": "pd", "threshold_tokens": op.threshold_tokens, "n_p": op.n_p, "n_d": op.n_d,
+                      "p_offload": op.p_offload, "lambda_rps": op.lambda_max_rps, "demand_share": 1.0,
+                      "theta_pd_p_rps": op.theta_pd_p_rps, "theta_pd_d_rps": op.theta_pd_d_rps}}
+
+
+def _links(r: PlanResult, op: OperatingPoint) -> dict[str, Any]:
+    link = op.theta_prfaas_link_rps
+    return {"prfaas->local": {"egress_gbps": units.bytes_per_s_to_gbps(op.egress_bytes_per_s),
+                              "utilization": op.link_utilization,
+                              "theta_link_rps": None if link is None or not op.p_offload else link / op.p_offload,
+                              "usable_gbps": units.bytes_per_s_to_gbps(r.link_usable_bytes_per_s)}}
+
+
+def method_json(r: PlanResult, m: MethodPlan) -> dict[str, Any]:
+    best = point_json(m.best) | {"cost_per_million_requests": m.cost.cost_per_million_requests,
+                                 "price_per_hour": m.cost.price_per_hour,
+                                 "sites": _sites(r, m.best), "links": _links(r, m.best)}
+    return {"best": best, "top": [point_json(op) for op in m.top],
+            "baselines": {"homogeneous": homogeneous_json(m.homogeneous) if m.homogeneous else None,
+                          "naive_heterogeneous": naive_json(m.naive) if m.naive else None},
+            "ratios": ratios_json(m.ratios), "refined_threshold": m.refined_threshold, "evaluations": m.evaluations,
+            "search_s": m.search_s}
+
+
+def plan_json(r: PlanResult) -> dict[str, Any]:
+    methods = {name: method_json(r, m) for name, m in r.methods.items()}
+    head = methods[r.method]
+    out = {
+        "scenario": r.scenario, "model": r.model, "method": r.method,
+        "best": head["best"], "top": head["top"], "baselines": head["baselines"], "ratios": head["ratios"],
+        "methods": methods,
+        "workload": {"mean_input_tokens": r.mean_input_tokens, "mean_uncached_tokens": r.mean_uncached_tokens,
+                     "output_tokens": r.output_tokens, "prefix_hit_rate": r.prefix_hit_rate,
+                     "distribution": dict(r.distribution), "requests": r.requests},
+        "clusters": {name: {"hardware": c.hardware, "gpus_per_instance": c.gpus_per_instance,
+                            "instances": c.instances} for name, c in (("prfaas", r.prfaas), ("local", r.local))},
+        "link": {"bandwidth_gbps": units.bytes_per_s_to_gbps(r.link_bandwidth_bytes_per_s),
+                 "usable_fraction": r.link_usable_fraction,
+                 "usable_gbps": units.bytes_per_s_to_gbps(r.link_usable_bytes_per_s)},
+        "decode": dict(r.decode), "sources": dict(r.sources),
+        "search": {"thresholds": r.thresholds, "n_prfaas_options": r.n_prfaas_options,
+                   "max_prfaas_instances": r.max_prfaas_instances, "splits": r.splits, "evaluations": r.evaluations,
+                   "search_s": {k: v.search_s for k, v in r.methods.items()}},
+    }
+    if r.ttft_slo is not None:
+        out["ttft_slo"] = dict(r.ttft_slo)
+    return out

@@ -1,0 +1,134 @@
+"""Typed results between the layers: what the planner found, before anything is rendered.
+
+``OperatingPoint``: one configuration evaluated with Eqs. 3-6 (``core.throughput``). ``PlanResult``:
+`optimize` on one PD site, per method the best point, the runners-up and the baselines with
+their ratios. The JSON of `optimize` is written from these at the edge (``report.plan_json``);
+views read the fields, never JSON keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+
+class Binding(StrEnum):
+    PRFAAS_COMPUTE = "prfaas-compute"
+    LINK = "link"
+    PD_PREFILL = "pd-prefill"
+    DECODE = "decode"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OperatingPoint:
+    """One configuration evaluated with Eqs. 3-6, all in SI (tokens, req/s, bytes/s)."""
+
+    threshold_tokens: float | None
+    n_prfaas: int
+    n_p: int
+    n_d: int
+    p_offload: float
+    l_long_tokens: float | None
+    l_short_tokens: float | None
+    theta_prfaas_rps: float | None
+    theta_prfaas_compute_rps: float | None
+    theta_prfaas_link_rps: float | None
+    theta_pd_p_rps: float | None
+    theta_pd_d_rps: float
+    lambda_max_rps: float
+    binding: Binding
+    tight: tuple[Binding, ...]  # every constraint within TIGHT of Lambda_max (the optimum balances them)
+    egress_bytes_per_s: float
+    link_utilization: float | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Priced:
+    """A configuration's price and what a million requests cost at its Lambda_max (None: no price)."""
+
+    price_per_hour: float | None
+    cost_per_million_requests: float | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HomogeneousBaseline:
+    """Homogeneous PD at its best split: every request prefilled locally at its full length."""
+
+    hardware: str
+    gpus: int
+    instances: int
+    point: OperatingPoint
+    cost: Priced
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NaiveBaseline:
+    """Naive heterogeneous PD: every request prefilled on the PrfaaS cluster, N_p = 0."""
+
+    point: OperatingPoint
+    cost: Priced
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Ratios:
+    prfaas_vs_homogeneous: float | None = None
+    naive_vs_homogeneous: float | None = None
+    prfaas_vs_homogeneous_equal_cost: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MethodPlan:
+    """The plan under one method (paper or exact)."""
+
+    method: str
+    best: OperatingPoint
+    cost: Priced
+    top: tuple[OperatingPoint, ...]
+    homogeneous: HomogeneousBaseline | None
+    naive: NaiveBaseline | None
+    ratios: Ratios
+    refined_threshold: bool
+    evaluations: int
+    search_s: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pool:
+    hardware: str
+    gpus_per_instance: int
+    instances: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlanResult:
+    """`optimize` on one PD site: the headline method first in ``methods``."""
+
+    scenario: str
+    model: str
+    method: str
+    methods: Mapping[str, MethodPlan]
+    mean_input_tokens: float
+    mean_uncached_tokens: float
+    output_tokens: float
+    prefix_hit_rate: float | None
+    distribution: Mapping[str, Any]
+    requests: int | None
+    prfaas: Pool
+    local: Pool
+    link_bandwidth_bytes_per_s: float
+    link_usable_fraction: float
+    link_usable_bytes_per_s: float
+    decode: Mapping[str, Any]
+    sources: Mapping[str, str]
+    thresholds: int
+    n_prfaas_options: int
+    max_prfaas_instances: int
+    splits: int
+    evaluations: int
+    ttft_slo: Mapping[str, Any] | None = field(default=None)
+
+    @property
+    def head(self) -> MethodPlan:
+        return self.methods[self.method]
