@@ -234,3 +234,14 @@ def test_latency_sweep_and_ttft_slo_of_a_topology() -> None:
     assert 0 < slo["prfaas"]["lambda_ttft_rps"] < slo["prfaas"]["capacity_rps"]
     worst = max(v["ttft_p90_s"] for v in slo["prfaas"]["sites"].values())
     assert worst == pytest.approx(4.0, rel=0.02)
+
+
+def test_the_two_cluster_json_has_the_topology_keys_too() -> None:
+    p = _optimize("paper-case-study")
+    b = p["best"]
+    local, pre, link = b["sites"]["local"], b["sites"]["prfaas"], b["links"]["prfaas->local"]
+    assert (local["threshold_tokens"], local["n_p"], local["n_d"]) == (b["threshold_tokens"], b["n_p"], b["n_d"])
+    assert local["lambda_rps"] == b["lambda_max_rps"] and local["p_offload"] == b["p_offload"]
+    # Eq. 7 balance: the PrfaaS compute bound binds, so the cluster runs full at Lambda_max
+    assert pre["utilization"] == pytest.approx(1.0, rel=1e-6)
+    assert link["egress_gbps"] == b["egress_gbps"] and link["utilization"] == b["link_utilization"]
