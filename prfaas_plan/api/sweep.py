@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.api import topology
 from prfaas_plan.api.plan import plan
 from prfaas_plan.errors import InfeasibleError, SpecError
+from prfaas_plan.io import patch
 from prfaas_plan.io.scenario import load_scenario
 from prfaas_plan.specs.scenario import ScenarioSpec
 
@@ -47,15 +48,58 @@ def parse_range(item: str, *, log: bool = False) -> tuple[str, list[str], list[f
 def sweep(ref: str | None, catalog: Any, *, overrides: list[str], method: str | None = None,
           trace: str | None = None, log: bool = False,
           progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
-    """Re-optimise for each value of the one ranged --set; the others apply to every run."""
+    """Re-optimise for each value of the one ranged --set; the others apply to every run.
+
+    The scenario is loaded once, at the first value; each further value patches that spec
+    (``io.patch``) where the patch is provably the loader's, else reloads the scenario."""
+    return _sweep(ref, catalog, overrides=overrides, method=method, trace=trace, log=log, progress=progress,
+                  specs=_patched)
+
+
+def _sweep_by_reload(ref: str | None, catalog: Any, *, overrides: list[str], method: str | None = None,
+                     trace: str | None = None, log: bool = False,
+                     progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
+    """`sweep` loading the scenario afresh at every value: what the patches must agree with."""
+    return _sweep(ref, catalog, overrides=overrides, method=method, trace=trace, log=log, progress=progress,
+                  specs=_reloaded)
+
+
+Specs = Callable[..., Iterator[ScenarioSpec]]
+
+
+def _reloaded(ref: str | None, catalog: Any, *, fixed: list[str], key: str, texts: list[str],
+              method: str | None, trace: str | None) -> Iterator[ScenarioSpec]:
+    for text in texts:
+        yield load_scenario(ref, catalog, overrides=[*fixed, f"{key}={text}"], method=method, trace=trace)
+
+
+def _patched(ref: str | None, catalog: Any, *, fixed: list[str], key: str, texts: list[str],
+             method: str | None, trace: str | None) -> Iterator[ScenarioSpec]:
+    def reload(text: str) -> ScenarioSpec:
+        return load_scenario(ref, catalog, overrides=[*fixed, f"{key}={text}"], method=method, trace=trace)
+
+    first = reload(texts[0])
+    yield first
+    base = patch.loaded(first, ref, catalog, overrides=[*fixed, f"{key}={texts[0]}"], trace=trace, method=method) \
+        if patch.patchable(key) and len(texts) > 1 else None
+    if base is not None and not patch.agrees(first, patch.point(base, key, texts[0])):
+        base = None  # the patch would not rebuild the first point as loaded: reload every point
+    for text in texts[1:]:
+        sc = patch.point(base, key, text) if base is not None else None
+        # generators run lazily: a value the loader refuses raises after the points before it, as it did
+        yield sc if sc is not None else reload(text)
+
+
+def _sweep(ref: str | None, catalog: Any, *, overrides: list[str], method: str | None, trace: str | None,
+           log: bool, progress: Callable[[str, int, int], None] | None, specs: Specs) -> dict[str, Any]:
     ranged = [o for o in overrides if ".." in o.partition("=")[2]]
     if len(ranged) != 1:
         raise SpecError(f"give exactly one --set as a range key=a..b:n, got {len(ranged)}", field="--set")
     fixed = [o for o in overrides if o not in ranged]
     key, texts, numbers = parse_range(ranged[0], log=log)
     rows: list[dict[str, Any]] = []
-    for text, number in zip(texts, numbers, strict=True):
-        sc = load_scenario(ref, catalog, overrides=[*fixed, f"{key}={text}"], method=method, trace=trace)
+    points = specs(ref, catalog, fixed=fixed, key=key, texts=texts, method=method, trace=trace)
+    for text, number, sc in zip(texts, numbers, points, strict=True):
         if sc.multi_site:
             rows.append(_topology_row(sc, number, text))
             if progress is not None:
