@@ -17,7 +17,7 @@ def optimize(sc: ScenarioSpec, *, ttft_slo: bool = True) -> Plan | topology.Topo
     if sc.multi_site:
         tp = topology.plan(sc)
         if sc.ttft_slo_s is not None and ttft_slo:
-            tp.payload["ttft_slo"] = topology_systems.ttft_slo(sc)
+            tp = replace(tp, result=replace(tp.result, ttft_slo=topology_systems.ttft_slo(sc)))
         return tp
     p = plan(sc)
     if sc.ttft_slo_s is not None and ttft_slo:

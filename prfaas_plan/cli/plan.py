@@ -50,7 +50,7 @@ def optimize(
     if sc.multi_site:
         from prfaas_plan.report.views_topology import emit_topology
 
-        emit_topology(fmt, result.payload)
+        emit_topology(fmt, result.result, result.payload)
         return
     if plot is not None:
         from prfaas_plan.api.figures import figure5_data

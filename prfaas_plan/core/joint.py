@@ -34,42 +34,11 @@ from prfaas_plan.core.stages import (
     site_stages,
 )
 from prfaas_plan.core.throughput import TIGHT, Method, Routing, routing
+from prfaas_plan.specs.results import SitePoint, TopologyPoint
 
 # kinds of stage, in the order the headline names a tie (what a user would change first)
 LINK, COMPUTE, DECODE, PREFILL = "link", "prfaas-compute", "decode", "pd-prefill"
 _PRIORITY = (LINK, COMPUTE, DECODE, PREFILL)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SitePoint:
-    """One site at the chosen configuration; rates in req/s of the site's own traffic."""
-
-    site: str
-    link: str
-    share: float
-    threshold_tokens: float
-    n_p: int
-    n_d: int
-    p_offload: float
-    lambda_rps: float  # s_i x Lambda
-    theta_pd_p_rps: float | None  # N_p / T_local(short) / (1 - p), None when nothing is local
-    theta_link_rps: float | None  # B_out / S_kv(long) / p, None when nothing is offloaded
-    theta_pd_d_rps: float
-    egress_bytes_per_s: float
-    link_utilization: float
-    prfaas_seconds_per_s: float  # the shared pool's instance-seconds this site's offload takes per second
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TopologyPoint:
-    """A topology's configuration: Lambda_max, per site and the shared pool, what binds."""
-
-    n_prfaas: float
-    lambda_max_rps: float
-    sites: tuple[SitePoint, ...]
-    prfaas_utilization: float
-    binding: str  # e.g. "link prefill-east->region-b", "prfaas-compute", "decode region-a"
-    tight: tuple[str, ...]
 
 
 def _flat(r: Routing, ti: NDArray[np.int64], n_p: NDArray[np.int64]) -> Candidates:

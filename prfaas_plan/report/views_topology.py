@@ -4,93 +4,105 @@ from __future__ import annotations
 
 from typing import Any
 
+from prfaas_plan import units
 from prfaas_plan.report.render import emit, num, table
 from prfaas_plan.report.views_plan import _f, _t, _x
+from prfaas_plan.specs.results import TopologyMethodPlan, TopologyPlanResult, TopologyPoint
 
 
-def emit_topology(fmt: str, p: dict[str, Any]) -> None:
+def emit_topology(fmt: str, r: TopologyPlanResult, payload: dict[str, Any]) -> None:
+    """`optimize` on a topology: the tables read the typed result, JSON and CSV its payload."""
     rows = [{"method": m, "lambda_max_rps": d["best"]["lambda_max_rps"], "binding": d["best"]["binding"],
              "site": name} | {k: v for k, v in s.items() if k != "role"}
-            for m, d in p["methods"].items() for name, s in d["best"]["sites"].items() if s["role"] == "pd"]
-    emit(fmt, p, rows=rows, tables=lambda: _tables(p))
+            for m, d in payload["methods"].items() for name, s in d["best"]["sites"].items() if s["role"] == "pd"]
+    emit(fmt, payload, rows=rows, tables=lambda: _tables(r))
 
 
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x * 100:.1f}%"
 
 
-def _kinds(base: dict[str, Any]) -> str:
+def _kinds(bindings: list[str]) -> str:
     """What binds each site of a baseline, once per kind: "decode" or "decode, link"."""
-    return ", ".join(dict.fromkeys(v["binding"].split(" ")[0] for v in base["sites"].values()))
+    return ", ".join(dict.fromkeys(b.split(" ")[0] for b in bindings))
 
 
-def _tables(p: dict[str, Any]) -> list[Any]:
-    topo, b, base, ratios = p["topology"], p["best"], p["baselines"], p["ratios"]
-    pre = topo["prefill"]
-    names = list(topo["sites"])
-    title = (f"{p['scenario']}: {p['model']}, prefill service {pre['site']} ({pre['instances']}x"
-             f"{pre['gpus_per_instance']}x{pre['hardware']}) for {len(names)} PD sites (method: {p['method']})")
-    site_rows = []
-    for name in names:
-        s, info = b["sites"][name], topo["sites"][name]
-        link = next(v | {"name": k} for k, v in b["links"].items() if k.endswith(f"->{name}"))
-        site_rows.append([name, f"{info['instances']}x{info['gpus_per_instance']}x{info['hardware']}",
-                          f"{info['demand_share'] * 100:.0f}%", _t(s["threshold_tokens"]), f"{s['n_p']} / {s['n_d']}",
-                          _pct(s["p_offload"]), _f(s["lambda_rps"], 3),
-                          f"{num(link['egress_gbps'], 2)} / {num(link['usable_gbps'], 1)} "
-                          f"({_pct(link['utilization'])})",
-                          _f(s["prfaas_instances_busy"], 2)])
-    tight = [t for t in b["tight"] if t != b["binding"]]
-    caption = (f"Lambda_max {_f(b['lambda_max_rps'], 3)} req/s in total, bound by {b['binding']}"
-               + (f" (= {', '.join(tight)})" if tight else "")
-               + f"; the prefill service is {_pct(b['prfaas_utilization'])} busy.")
-    out: list[Any] = [table(title, ["site", "instances", "demand", "threshold t", "N_p / N_d", "offloaded p",
-                                    "Lambda_i req/s", "egress / usable Gbps", "PrfaaS busy"], site_rows,
-                            caption=caption)]
-    hom, ind, nv = base["homogeneous"], base["independent"], base["naive_heterogeneous"]
-    sys_rows = [
-        ["Lambda_max req/s", _f(b["lambda_max_rps"], 3), _f(ind["lambda_max_rps"], 3), _f(hom["lambda_max_rps"], 3),
-         _f(nv["lambda_max_rps"], 3)],
-        ["vs homogeneous", _x(ratios.get("prfaas_vs_homogeneous")),
-         _x(ind["lambda_max_rps"] / hom["lambda_max_rps"] if hom["lambda_max_rps"] > 0 else None), "1.00x",
-         _x(ratios.get("naive_vs_homogeneous"))],
-        ["bound by", b["binding"], _kinds(ind), _kinds(hom), nv["binding"]],
-        ["$ per 1M requests", num(b.get("cost_per_million_requests"), 0), num(ind.get("cost_per_million_requests"), 0),
-         num(hom.get("cost_per_million_requests"), 0), num(nv.get("cost_per_million_requests"), 0)],
+def _site_rows(r: TopologyPlanResult, b: TopologyPoint) -> list[list[str]]:
+    rows = []
+    for info, s in zip(r.sites, b.sites, strict=True):
+        pool = info.pool
+        rows.append([info.name, f"{pool.instances}x{pool.gpus_per_instance}x{pool.hardware}",
+                     f"{info.demand_share * 100:.0f}%", _t(s.threshold_tokens), f"{s.n_p} / {s.n_d}",
+                     _pct(s.p_offload), _f(s.lambda_rps, 3),
+                     f"{num(units.bytes_per_s_to_gbps(s.egress_bytes_per_s), 2)} / "
+                     f"{num(units.bytes_per_s_to_gbps(info.link_usable_bytes_per_s), 1)} ({_pct(s.link_utilization)})",
+                     _f(s.prfaas_seconds_per_s, 2)])
+    return rows
+
+
+def _systems(m: TopologyMethodPlan) -> list[list[str]]:
+    b, hom, ind, nv, ratios = m.best, m.homogeneous, m.independent, m.naive, m.ratios
+    h = hom.lambda_max_rps
+    return [
+        ["Lambda_max req/s", _f(b.lambda_max_rps, 3), _f(ind.lambda_max_rps, 3), _f(h, 3), _f(nv.lambda_max_rps, 3)],
+        ["vs homogeneous", _x(ratios.prfaas_vs_homogeneous), _x(ind.lambda_max_rps / h if h > 0 else None), "1.00x",
+         _x(ratios.naive_vs_homogeneous)],
+        ["bound by", b.binding, _kinds([a.binding for a in ind.alone]),
+         _kinds([str(s.baseline.point.binding) for s in hom.sites]), nv.binding],
+        ["$ per 1M requests", num(m.cost.cost_per_million_requests, 0), num(ind.cost.cost_per_million_requests, 0),
+         num(hom.cost.cost_per_million_requests, 0), num(m.naive_cost.cost_per_million_requests, 0)],
     ]
-    homog = " + ".join(f"{v['instances']}x{v['hardware']}" for v in hom["sites"].values())
-    caption = (f"Joint planning serves {_x(ratios.get('prfaas_vs_independent'))} the requests of independent "
+
+
+def _slo_rows(slo: Any) -> list[list[str]]:
+    rows = []
+    for key in ("prfaas", "homogeneous", "naive_heterogeneous"):
+        d = slo.get(key)
+        if d is None:
+            rows.append([NAMES[key], "none", "-", "misses the bound even at zero load"])
+            continue
+        worst = max(v["ttft_p90_s"] if slo["statistic"] == "p90" else v["ttft_mean_s"] for v in d["sites"].values())
+        rows.append([NAMES[key], _f(d["lambda_ttft_rps"], 3), _f(d["capacity_rps"], 3),
+                     f"{d['binding']} (worst site {_f(worst, 2)} s)"])
+    return rows
+
+
+def _tables(r: TopologyPlanResult) -> list[Any]:
+    m = r.head
+    b = m.best
+    names = [s.name for s in r.sites]
+    pre = r.prefill
+    title = (f"{r.scenario}: {r.model}, prefill service {r.prefill_site} ({pre.instances}x"
+             f"{pre.gpus_per_instance}x{pre.hardware}) for {len(names)} PD sites (method: {r.method})")
+    tight = [t for t in b.tight if t != b.binding]
+    caption = (f"Lambda_max {_f(b.lambda_max_rps, 3)} req/s in total, bound by {b.binding}"
+               + (f" (= {', '.join(tight)})" if tight else "")
+               + f"; the prefill service is {_pct(b.prfaas_utilization)} busy.")
+    out: list[Any] = [table(title, ["site", "instances", "demand", "threshold t", "N_p / N_d", "offloaded p",
+                                    "Lambda_i req/s", "egress / usable Gbps", "PrfaaS busy"], _site_rows(r, b),
+                            caption=caption)]
+    homog = " + ".join(f"{s.baseline.instances}x{s.baseline.hardware}" for s in m.homogeneous.sites)
+    caption = (f"Joint planning serves {_x(m.ratios.prfaas_vs_independent)} the requests of independent "
                "planning (the prefill service split by demand share, each site optimised alone).")
-    if ratios.get("prfaas_vs_homogeneous_equal_cost") is not None:
+    if m.ratios.prfaas_vs_homogeneous_equal_cost is not None:
         caption += (f" At equal cost (catalog GPU-hour prices) it serves "
-                    f"{_x(ratios['prfaas_vs_homogeneous_equal_cost'])} the requests of homogeneous PD.")
+                    f"{_x(m.ratios.prfaas_vs_homogeneous_equal_cost)} the requests of homogeneous PD.")
     out.append(table("Systems side by side", ["", "joint PrfaaS-PD", "independent planning",
-                                              f"homogeneous PD ({homog})", "naive heterogeneous"], sys_rows,
+                                              f"homogeneous PD ({homog})", "naive heterogeneous"], _systems(m),
                      caption=caption))
+    if r.ttft_slo is not None:
+        out.append(table(f"Under the TTFT SLO: {r.ttft_slo['statistic']} TTFT <= {r.ttft_slo['bound_s']:g} s at every "
+                         "site (throughput-best configurations held)", ["system", "rate req/s", "capacity req/s",
+                                                                        "bound by"], _slo_rows(r.ttft_slo)))
     m_rows = []
-    for m, d in p["methods"].items():
-        bb = d["best"]
-        split = ", ".join(f"{_t(bb['sites'][n]['threshold_tokens'])} {bb['sites'][n]['n_p']}/{bb['sites'][n]['n_d']}"
-                          for n in names)
-        m_rows.append([m, split, _f(bb["lambda_max_rps"], 3), _x(d["ratios"].get("prfaas_vs_independent")),
-                       _x(d["ratios"].get("prfaas_vs_homogeneous")), bb["binding"]])
-    slo = p.get("ttft_slo")
-    if slo is not None:
-        s_rows = []
-        for key in ("prfaas", "homogeneous", "naive_heterogeneous"):
-            d = slo.get(key)
-            if d is None:
-                s_rows.append([NAMES[key], "none", "-", "misses the bound even at zero load"])
-                continue
-            worst = max(v["ttft_p90_s"] if slo["statistic"] == "p90" else v["ttft_mean_s"] for v in d["sites"].values())
-            s_rows.append([NAMES[key], _f(d["lambda_ttft_rps"], 3), _f(d["capacity_rps"], 3),
-                           f"{d['binding']} (worst site {_f(worst, 2)} s)"])
-        out.append(table(f"Under the TTFT SLO: {slo['statistic']} TTFT <= {slo['bound_s']:g} s at every site "
-                         "(throughput-best configurations held)", ["system", "rate req/s", "capacity req/s",
-                                                                   "bound by"], s_rows))
+    for name, d in r.methods.items():
+        bb = d.best
+        split = ", ".join(f"{_t(s.threshold_tokens)} {s.n_p}/{s.n_d}" for s in bb.sites)
+        m_rows.append([name, split, _f(bb.lambda_max_rps, 3), _x(d.ratios.prfaas_vs_independent),
+                       _x(d.ratios.prfaas_vs_homogeneous), bb.binding])
     out.append(table("Both methods", ["method", f"t N_p/N_d per site ({', '.join(names)})", "Lambda",
                                       "vs independent", "vs homog.", "bound by"], m_rows,
-                     caption="\n".join(f"{k}: {v}" for k, v in p["sources"].items())))
+                     caption="\n".join(f"{k}: {v}" for k, v in r.sources.items())))
     return out
 
 

@@ -2,8 +2,9 @@
 
 ``OperatingPoint``: one configuration evaluated with Eqs. 3-6 (``core.throughput``). ``PlanResult``:
 `optimize` on one PD site, per method the best point, the runners-up and the baselines with
-their ratios. The JSON of `optimize` is written from these at the edge (``report.plan_json``);
-views read the fields, never JSON keys.
+their ratios. ``TopologyPoint`` / ``TopologyPlanResult``: the same for a topology of several PD
+sites (``core.joint``, ``api.topology``). The JSON of `optimize` is written from these at the
+edge (``report.plan_json``, ``report.topology_json``); views read the fields, never JSON keys.
 """
 
 from __future__ import annotations
@@ -131,4 +132,125 @@ class PlanResult:
 
     @property
     def head(self) -> MethodPlan:
+        return self.methods[self.method]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SitePoint:
+    """One site at the chosen configuration; rates in req/s of the site's own traffic."""
+
+    site: str
+    link: str
+    share: float
+    threshold_tokens: float
+    n_p: int
+    n_d: int
+    p_offload: float
+    lambda_rps: float  # s_i x Lambda
+    theta_pd_p_rps: float | None  # N_p / T_local(short) / (1 - p), None when nothing is local
+    theta_link_rps: float | None  # B_out / S_kv(long) / p, None when nothing is offloaded
+    theta_pd_d_rps: float
+    egress_bytes_per_s: float
+    link_utilization: float
+    prfaas_seconds_per_s: float  # the shared pool's instance-seconds this site's offload takes per second
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopologyPoint:
+    """A topology's configuration: Lambda_max, per site and the shared pool, what binds."""
+
+    n_prfaas: float
+    lambda_max_rps: float
+    sites: tuple[SitePoint, ...]
+    prfaas_utilization: float
+    binding: str  # e.g. "link prefill-east->region-b", "prfaas-compute", "decode region-a"
+    tight: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SiteHomogeneous:
+    site: str
+    demand_share: float
+    baseline: HomogeneousBaseline
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopologyHomogeneous:
+    """Each PD site alone as homogeneous PD; the total is min_i Lambda_i / s_i."""
+
+    lambda_max_rps: float
+    sites: tuple[SiteHomogeneous, ...]
+    cost: Priced
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Independent:
+    """Independent planning: site i alone with s_i x N_prfaas of the prefill service."""
+
+    lambda_max_rps: float
+    cost: Priced
+    n_prfaas_per_site: Mapping[str, float]
+    alone: tuple[TopologyPoint, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopologyRatios:
+    prfaas_vs_homogeneous: float | None
+    prfaas_vs_independent: float | None
+    naive_vs_homogeneous: float | None
+    prfaas_vs_homogeneous_equal_cost: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopologyMethodPlan:
+    method: str
+    best: TopologyPoint
+    cost: Priced
+    homogeneous: TopologyHomogeneous
+    independent: Independent
+    naive: TopologyPoint
+    naive_cost: Priced
+    ratios: TopologyRatios
+    refined_threshold: bool
+    evaluations: int
+    search_s: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SiteInfo:
+    """A PD site as planned: its pool, demand, workload summary, decode shape and link."""
+
+    name: str
+    pool: Pool
+    demand_share: float
+    mean_input_tokens: float
+    mean_uncached_tokens: float
+    output_tokens: float
+    distribution: Mapping[str, Any]
+    decode: Mapping[str, Any]
+    link: str
+    link_bandwidth_bytes_per_s: float
+    link_usable_fraction: float
+    link_usable_bytes_per_s: float
+    link_rtt_s: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopologyPlanResult:
+    """`optimize` on a topology of several PD sites: the headline method first in ``methods``."""
+
+    scenario: str
+    model: str
+    method: str
+    methods: Mapping[str, TopologyMethodPlan]
+    prefill_site: str
+    prefill: Pool
+    sites: tuple[SiteInfo, ...]
+    sources: Mapping[str, str]
+    thresholds: int
+    n_prfaas_options: int
+    ttft_slo: Mapping[str, Any] | None = field(default=None)
+
+    @property
+    def head(self) -> TopologyMethodPlan:
         return self.methods[self.method]

@@ -1,0 +1,100 @@
+"""The JSON of `optimize` on a topology of several PD sites, written from the typed
+``specs.results.TopologyPlanResult``: the one place its keys are spelled."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prfaas_plan import units
+from prfaas_plan.report.plan_json import homogeneous_json
+from prfaas_plan.specs.results import (
+    Priced,
+    SiteInfo,
+    TopologyMethodPlan,
+    TopologyPlanResult,
+    TopologyPoint,
+)
+
+
+def _sites(r: TopologyPlanResult, p: TopologyPoint) -> dict[str, Any]:
+    out: dict[str, Any] = {r.prefill_site: {"role": "prfaas", "instances": p.n_prfaas,
+                                            "utilization": p.prfaas_utilization}}
+    for sp in p.sites:
+        out[sp.site] = {"role": "pd", "threshold_tokens": sp.threshold_tokens, "n_p": sp.n_p, "n_d": sp.n_d,
+                        "p_offload": sp.p_offload, "lambda_rps": sp.lambda_rps, "demand_share": sp.share,
+                        "theta_pd_p_rps": sp.theta_pd_p_rps, "theta_pd_d_rps": sp.theta_pd_d_rps,
+                        "prfaas_instances_busy": sp.prfaas_seconds_per_s}
+    return out
+
+
+def _links(r: TopologyPlanResult, p: TopologyPoint) -> dict[str, Any]:
+    return {sp.link: {"egress_gbps": units.bytes_per_s_to_gbps(sp.egress_bytes_per_s),
+                      "utilization": sp.link_utilization, "theta_link_rps": sp.theta_link_rps,
+                      "usable_gbps": units.bytes_per_s_to_gbps(info.link_usable_bytes_per_s)}
+            for info, sp in zip(r.sites, p.sites, strict=True)}
+
+
+def point_json(r: TopologyPlanResult, p: TopologyPoint) -> dict[str, Any]:
+    return {"lambda_max_rps": p.lambda_max_rps, "binding": p.binding, "tight": list(p.tight),
+            "n_prfaas": p.n_prfaas, "sites": _sites(r, p), "links": _links(r, p)}
+
+
+def _priced(c: Priced) -> dict[str, float | None]:
+    return {"price_per_hour": c.price_per_hour, "cost_per_million_requests": c.cost_per_million_requests}
+
+
+def method_json(r: TopologyPlanResult, m: TopologyMethodPlan) -> dict[str, Any]:
+    hom, ind = m.homogeneous, m.independent
+    ratios: dict[str, float | None] = {"prfaas_vs_homogeneous": m.ratios.prfaas_vs_homogeneous,
+                                       "prfaas_vs_independent": m.ratios.prfaas_vs_independent,
+                                       "naive_vs_homogeneous": m.ratios.naive_vs_homogeneous}
+    if m.ratios.prfaas_vs_homogeneous_equal_cost is not None:
+        ratios["prfaas_vs_homogeneous_equal_cost"] = m.ratios.prfaas_vs_homogeneous_equal_cost
+    return {
+        "best": point_json(r, m.best) | _priced(m.cost) | {"prfaas_utilization": m.best.prfaas_utilization},
+        "baselines": {
+            "homogeneous": {"lambda_max_rps": hom.lambda_max_rps,
+                            "sites": {s.site: homogeneous_json(s.baseline) | {"demand_share": s.demand_share}
+                                      for s in hom.sites}} | _priced(hom.cost),
+            "independent": {"lambda_max_rps": ind.lambda_max_rps,
+                            "cost_per_million_requests": ind.cost.cost_per_million_requests,
+                            "n_prfaas_per_site": dict(ind.n_prfaas_per_site),
+                            "sites": {a.sites[0].site: {"threshold_tokens": a.sites[0].threshold_tokens,
+                                                        "n_p": a.sites[0].n_p, "n_d": a.sites[0].n_d,
+                                                        "lambda_max_rps": a.lambda_max_rps, "binding": a.binding}
+                                      for a in ind.alone}},
+            "naive_heterogeneous": point_json(r, m.naive) | _priced(m.naive_cost)},
+        "ratios": ratios, "refined_threshold": m.refined_threshold, "evaluations": m.evaluations,
+        "search_s": m.search_s}
+
+
+def _site_json(s: SiteInfo) -> dict[str, Any]:
+    return {"hardware": s.pool.hardware, "gpus_per_instance": s.pool.gpus_per_instance,
+            "instances": s.pool.instances, "demand_share": s.demand_share, "mean_input_tokens": s.mean_input_tokens,
+            "mean_uncached_tokens": s.mean_uncached_tokens, "output_tokens": s.output_tokens,
+            "distribution": dict(s.distribution), "decode": dict(s.decode)}
+
+
+def topology_json(r: TopologyPlanResult) -> dict[str, Any]:
+    methods = {name: method_json(r, m) for name, m in r.methods.items()}
+    head = methods[r.method]
+    out = {
+        "scenario": r.scenario, "model": r.model, "method": r.method,
+        "best": head["best"], "baselines": head["baselines"], "ratios": head["ratios"], "methods": methods,
+        "topology": {
+            "prefill": {"site": r.prefill_site, "hardware": r.prefill.hardware,
+                        "gpus_per_instance": r.prefill.gpus_per_instance, "instances": r.prefill.instances},
+            "sites": {s.name: _site_json(s) for s in r.sites},
+            "links": {s.link: {"bandwidth_gbps": units.bytes_per_s_to_gbps(s.link_bandwidth_bytes_per_s),
+                               "usable_fraction": s.link_usable_fraction,
+                               "usable_gbps": units.bytes_per_s_to_gbps(s.link_usable_bytes_per_s),
+                               "rtt_s": s.link_rtt_s} for s in r.sites},
+        },
+        "sources": dict(r.sources),
+        "search": {"thresholds": r.thresholds, "n_prfaas_options": r.n_prfaas_options,
+                   "evaluations": r.head.evaluations, "search_s": {k: v.search_s for k, v in r.methods.items()},
+                   "scaling": "sum of the sites' grids per PrfaaS size (core.joint)"},
+    }
+    if r.ttft_slo is not None:
+        out["ttft_slo"] = dict(r.ttft_slo)
+    return out
