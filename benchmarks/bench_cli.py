@@ -107,10 +107,6 @@ def topology() -> None:
                   f"= {res.evaluations / best:,.0f} candidates/s")
 
 
-if __name__ == "__main__":
-    main()
-
-
 TRACE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "traces" / "mooncake_synthetic_trace.jsonl"
 
 
@@ -142,6 +138,6 @@ def sweeps(repeat: int = 3) -> None:
               f"floor), patched {after:.3f} s ({after / base:.1f}x the floor), {before / after:.1f}x faster")
 
 
-# appended after main()'s guard so its lines and output stay as they were; runs after them
 if __name__ == "__main__":
+    main()
     sweeps()
