@@ -18,14 +18,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from prfaas_plan.io.load import Catalog, read_yaml
-from prfaas_plan.io.overrides import Override, apply, parse_set
-from prfaas_plan.io.scenario import scenario_path
+from prfaas_plan.io.load import Catalog
+from prfaas_plan.io.overrides import parse_set
+from prfaas_plan.io.scenario import scenario_mapping
 from prfaas_plan.io.scenario_schema import Cluster, Decode, Link, ScenarioFile, Site, SiteLink, Slo, Workload
 from prfaas_plan.specs.scenario import ClusterSpec, DecodeSpec, LinkSpec, ScenarioSpec
 from prfaas_plan.specs.topology import PD, PRFAAS, homogeneous_cluster
@@ -45,18 +44,9 @@ def loaded(spec: ScenarioSpec, ref: str | None, catalog: Catalog, *, overrides: 
            trace: str | None = None, method: str | None = None) -> Loaded | None:
     """``spec`` (what ``load_scenario`` returned for these arguments) with its mapping; None if the
     mapping cannot be rebuilt (then nothing is patched)."""
-    # the same overrides, in the same order, as io.scenario.load_scenario puts in the mapping
-    extra: list[Override] = []
-    if trace is not None:
-        extra += [Override("workload.input", {"kind": "trace", "file": str(Path(trace).expanduser().resolve())},
-                           "--trace"), Override("workload.output_tokens", None, "--trace", implied=True)]
     try:
-        path = scenario_path(ref, catalog)
-        extra += [parse_set(item) for item in overrides]
-        if method is not None:
-            extra.append(Override("search.method", method, "--method"))
-        data = apply(read_yaml(path), extra, str(path)).data
-        return Loaded(spec, data, ScenarioFile.model_validate(data))
+        _, placed = scenario_mapping(ref, catalog, overrides=overrides, trace=trace, method=method)
+        return Loaded(spec, placed.data, ScenarioFile.model_validate(placed.data))
     except Exception:  # the loader took it; whatever differs here, reload instead
         return None
 
