@@ -63,7 +63,7 @@ from prfaas_plan.specs.run import ENGINE, RunArgs, check
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.system import ControlConfig, SystemConfig
 
-__all__ = ["Saturation", "SimResult", "check_bounds", "saturation_throughput", "simulate"]
+__all__ = ["Saturation", "SimResult", "check_bounds", "simulate"]
 
 _STEP = 20_000  # events between progress reports
 _SERIES_POINTS = 500  # link utilisation series: about this many windows over the run
@@ -304,20 +304,3 @@ class Saturation:
     bottleneck: str
     stage_rps: dict[str, float]
     share: dict[str, float]
-
-
-def saturation_throughput(sc: ScenarioSpec, system: SystemConfig, rng: np.random.Generator,
-                          n_requests: int = 20_000, *, overload: float = 1.5) -> Saturation:
-    """Simulate at ``overload`` x ``system.capacity_rps`` and measure the steady-state throughput."""
-    rate = overload * system.capacity_rps
-    res = simulate(sc, system, rate_rps=rate, n_requests=n_requests, rng=rng, drain=False)
-    share = {"decode": 1.0} | {k: v for k, v in res.routed_share.items() if v}
-    if "prfaas" in share:
-        share["link"] = share["prfaas"]
-    order = ("prfaas", "local", "link", "decode")  # upstream first: a tie names the stage that limits
-    per = {k: res.stage_rps[k] / share[k] for k in order if k in share and res.stage_rps.get(k) is not None}
-    low = min(per.values())
-    name = next(k for k, v in per.items() if v <= low * (1 + _TIE))
-    return Saturation(rate_rps=rate, throughput_rps=per[name], completion_rps=res.throughput_rps or 0.0,
-                      bottleneck=name, stage_rps={k: v for k, v in res.stage_rps.items() if v is not None},
-                      share=share)

@@ -38,9 +38,10 @@ from prfaas_plan.sim.result import SimResult, TopologySimResult
 from prfaas_plan.sim.run import _SERIES_POINTS, _STEP, _TIE, Saturation, check_bounds
 from prfaas_plan.sim.site import Site, SiteReq, Snap, Window, pool_snap, pool_window
 from prfaas_plan.specs.scenario import ScenarioSpec
-from prfaas_plan.specs.topology import TopologySystem
+from prfaas_plan.specs.system import SystemConfig
+from prfaas_plan.specs.topology import SiteSystem, TopologySystem
 
-__all__ = ["TopologySimResult", "saturation_topology", "simulate_topology"]
+__all__ = ["TopologySimResult", "saturation_throughput", "saturation_topology", "simulate_topology"]
 
 _DEFAULT_REQUESTS = 20_000
 _SATURATED = 0.98  # saturation: a stage busy at least this much limits; the others pass what they get
@@ -256,3 +257,21 @@ def saturation_topology(sc: ScenarioSpec, system: TopologySystem, rng: np.random
     return Saturation(rate_rps=rate, throughput_rps=per[name], completion_rps=res.throughput_rps or 0.0,
                       bottleneck=name, stage_rps={k: v for k, v in res.stage_rps.items() if v is not None},
                       share=share)
+
+
+_ONE_SITE = {"prfaas": "prfaas", "local:local": "local", "local:link": "link", "local:decode": "decode"}
+
+
+def saturation_throughput(sc: ScenarioSpec, system: SystemConfig, rng: np.random.Generator,
+                          n_requests: int = 20_000, *, overload: float = 1.5) -> Saturation:
+    """One system's sustained throughput (Lambda_max): ``saturation_topology`` on the topology of
+    one PD site, stages named as Eq. 6 names them (prfaas, local, link, decode). Counting the
+    link's bytes, not its finished transfers, keeps a link-bound system from reading low."""
+    one = TopologySystem(name=system.name, n_prfaas=system.n_prfaas, capacity_rps=system.capacity_rps,
+                         capacity_binding=system.capacity_binding,
+                         sites=(SiteSystem(site="local", link="prfaas->local", demand_share=1.0, config=system,
+                                           workload=sc.workload),))
+    sat = saturation_topology(sc, one, rng, n_requests, overload=overload)
+    return replace(sat, bottleneck=_ONE_SITE[sat.bottleneck],
+                   stage_rps={_ONE_SITE.get(k, k): v for k, v in sat.stage_rps.items()},
+                   share={_ONE_SITE.get(k, k): v for k, v in sat.share.items()})
