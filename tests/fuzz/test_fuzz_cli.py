@@ -264,9 +264,11 @@ TOPOLOGY = ROOT / "scenarios" / "two-regions.yaml"
 @fuzz(60)
 @given(st.data(), FORMATS)
 def test_mutated_topologies(data, fmt):
-    """The sites/links form mutated (shares, links, per-site workloads) through optimize, latency and sweep."""
+    """The sites/links form mutated (shares, links, per-site workloads) through optimize, latency,
+    sweep and a short simulation."""
     scenario = data.draw(fz.mutated_json(yaml.safe_load(TOPOLOGY.read_text())))
     path = _tmp("two-regions.yaml", yaml.safe_dump(scenario))
     args = data.draw(st.sampled_from([["optimize", str(path)], ["latency", str(path), "--load", "0.5"],
-                                      ["sweep", str(path), "--set", "links[0].bandwidth=5Gbps..50Gbps:3"]]))
+                                      ["sweep", str(path), "--set", "links[0].bandwidth=5Gbps..50Gbps:3"],
+                                      ["simulate", str(path), "--load", "0.5", "--requests", "300"]]))
     check(run([*args, "--format", fmt]), names=(path.name,))
