@@ -1,6 +1,7 @@
 """The bundled scenarios' `optimize --format json` stays what it was before the topology
 redesign (tests/fixtures/golden, written by the two-cluster planner at 297b263; two-regions by
-the first topology planner): every number within 1e-9 relative, every other value equal; only
+the first topology planner), and `latency` and a seeded `simulate` stay what they were before
+their results were typed: every number within 1e-9 relative, every other value equal; only
 timings may differ, and keys may be added."""
 
 from __future__ import annotations
@@ -28,16 +29,25 @@ def _leaves(d, path=""):
         yield path, d
 
 
+_TIMED = ("cpu_s", "wall_s", "requests_per_cpu_s", "events_per_cpu_s")
+
+
 def _timing(key: str) -> bool:
-    return any(part.startswith("search_s") or part.endswith("seconds") for part in key.split("."))
+    return any(part.startswith("search_s") or part.endswith("seconds") or part in _TIMED
+               for part in key.split("."))
 
 
-@pytest.mark.parametrize("scenario", ["paper-case-study", "qwen35-b200-h200", "two-regions"])
-def test_optimize_json_equals_the_two_cluster_planner(scenario: str) -> None:
-    res = CliRunner().invoke(app, ["optimize", scenario, "--format", "json"])
+CASES = [("optimize", s, ()) for s in ("paper-case-study", "qwen35-b200-h200", "two-regions")] + [
+    (cmd, s, args) for s in ("paper-case-study", "two-regions")
+    for cmd, args in (("latency", ("--load", "0.7")), ("simulate", ("--load", "0.7", "--requests", "3000")))]
+
+
+@pytest.mark.parametrize(("command", "scenario", "args"), CASES, ids=[f"{c}-{s}" for c, s, _ in CASES])
+def test_json_equals_the_golden(command: str, scenario: str, args: tuple[str, ...]) -> None:
+    res = CliRunner().invoke(app, [command, scenario, *args, "--format", "json"])
     assert res.exit_code == 0, res.output
     now = dict(_leaves(json.loads(res.stdout)))
-    gold = dict(_leaves(json.loads((FIXTURES / "golden" / f"optimize-{scenario}.json").read_text())))
+    gold = dict(_leaves(json.loads((FIXTURES / "golden" / f"{command}-{scenario}.json").read_text())))
     missing = sorted(k for k in gold if k not in now)
     assert not missing, missing
     for key, want in gold.items():
