@@ -142,11 +142,11 @@ def _workload(spec: dict):
 @given(scenario_overrides(), st.floats(min_value=0.2, max_value=0.9))
 def test_zero_load_ttft_is_no_more_than_loaded(overrides, load):
     sc = load_scenario(None, CATALOG, overrides=overrides)
-    idle = latency(sc, load=1e-6)["systems"]
-    busy = latency(sc, load=load)["systems"]
+    idle = latency(sc, load=1e-6).systems
+    busy = latency(sc, load=load).systems
     for name, r in busy.items():
         for key in ("ttft_mean_s", "ttft_p90_s"):
-            assert idle[name][key] <= r[key] * (1 + 1e-9), (name, key)
+            assert getattr(idle[name], key) <= getattr(r, key) * (1 + 1e-9), (name, key)
 
 
 @cases(3)

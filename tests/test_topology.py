@@ -209,8 +209,8 @@ def test_the_shared_pool_of_one_stream_is_the_single_path_queue() -> None:
     rate = 0.7 * c.capacity_rps
     one, two = system_latency(sc, topo, rate), two_cluster_latency(sc, c, rate)
     for key in ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s"):
-        assert one[key] == pytest.approx(two[key], rel=1e-9), key
-        assert one["sites"]["local"][key] == pytest.approx(two[key], rel=1e-9), key
+        assert getattr(one, key) == pytest.approx(getattr(two, key), rel=1e-9), key
+        assert getattr(one.sites["local"], key) == pytest.approx(getattr(two, key), rel=1e-9), key
 
 
 def test_latency_sweep_and_ttft_slo_of_a_topology() -> None:

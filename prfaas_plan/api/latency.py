@@ -8,6 +8,7 @@ from typing import Any
 from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, systems
 from prfaas_plan.core import latency as lat
 from prfaas_plan.errors import InfeasibleError, SpecError
+from prfaas_plan.specs.results import LatencyResult, PathTiming, SystemTiming
 from prfaas_plan.specs.run import RunArgs, check
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.system import SystemConfig
@@ -39,10 +40,6 @@ def resolve_rate(configs: dict[str, SystemConfig], rate_rps: float | None, load:
 
 # the stage named in the latency output for each binding constraint of Eq. 6
 _STAGE_OF = {"prfaas-compute": "prfaas prefill", "link": "link", "pd-prefill": "local prefill", "decode": "decode"}
-
-
-def _q(d: dict[float, float]) -> dict[str, float]:
-    return {f"ttft_p{round(q * 100)}_s": v for q, v in d.items()}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,56 +86,46 @@ def paths_of(sc: ScenarioSpec, c: SystemConfig, rate_rps: float, *, nodes: int =
     return SitePaths(p=p, paths=paths, stages=stages, link_rho=link_rho)
 
 
-def system_latency(sc: ScenarioSpec, c: SystemConfig, rate_rps: float, *, nodes: int = 2000) -> dict[str, Any]:
+def system_latency(sc: ScenarioSpec, c: SystemConfig, rate_rps: float, *, nodes: int = 2000) -> SystemTiming:
     """Analytic TTFT of one system at ``rate_rps``; names the unstable stage above capacity.
 
     ``nodes``: quantile nodes of each path's length distribution (fewer is faster, coarser).
     """
-    return as_dict(c, rate_rps, paths_of(sc, c, rate_rps, nodes=nodes))
+    return timing_of(c, rate_rps, paths_of(sc, c, rate_rps, nodes=nodes))
 
 
-def as_dict(c: SystemConfig, rate_rps: float, sp: SitePaths) -> dict[str, Any]:
-    paths, stages, p, link_rho = sp.paths, sp.stages, sp.p, sp.link_rho
-    unstable = [s.name for s in stages if not s.stable]
+def _path(p: lat.PathLatency) -> PathTiming:
+    q = p.ttft_quantiles_s
+    return PathTiming(name=p.name, share=p.share, rate_rps=p.rate_rps, ttft_mean_s=p.ttft_mean_s,
+                      ttft_p50_s=q[0.5], ttft_p90_s=q[0.9], ttft_p99_s=q[0.99], wait_mean_s=p.wait_mean_s,
+                      prefill_mean_s=p.prefill_mean_s, transfer_mean_s=p.transfer_mean_s,
+                      admission_mean_s=p.admission_mean_s, zero_load_ttft_mean_s=p.zero_load_ttft_mean_s)
+
+
+def timing_of(c: SystemConfig, rate_rps: float, sp: SitePaths) -> SystemTiming:
+    """The typed timing of a system whose path laws ``sp`` are at ``rate_rps``."""
+    unstable = [s.name for s in sp.stages if not s.stable]
     if not unstable and rate_rps >= c.capacity_rps * (1 - lat.AT_CAPACITY_RTOL):
         # at Lambda_max (within round-off) the binding stage is saturated, whatever its utilisation
         # on the quantile nodes says (their mean service time differs from the grid's by ~1e-7)
         unstable = [_STAGE_OF.get(c.capacity_binding, c.capacity_binding)]
-    out: dict[str, Any] = {
-        "config": {"threshold_tokens": c.threshold_tokens, "n_prfaas": c.n_prfaas, "n_p": c.n_p, "n_d": c.n_d},
-        "capacity_rps": c.capacity_rps,
-        "capacity_binding": c.capacity_binding,
-        "rate_rps": rate_rps,
-        "load": rate_rps / c.capacity_rps,
-        "utilization": {s.name: s.utilization for s in stages},
-        "stable": not unstable,
-        "unstable_stages": unstable,
-        "tpot_s": c.t_decode_s,
-        "p_offload": p,
-    }
-    zero_load = sum(path.share * path.zero_load_ttft_mean_s for path in paths)
-    out["zero_load_ttft_mean_s"] = zero_load
-    if unstable:
-        return out | {"ttft_mean_s": None, "ttft_p50_s": None, "ttft_p90_s": None, "ttft_p99_s": None,
-                      "per_path": {}}
-    mean, quantiles = lat.overall(paths)
-    out |= {"ttft_mean_s": mean} | _q(quantiles)
-    out["per_path"] = {path.name: {"share": path.share, "rate_rps": path.rate_rps, "ttft_mean_s": path.ttft_mean_s,
-                                   **_q(path.ttft_quantiles_s), "wait_mean_s": path.wait_mean_s,
-                                   "prefill_mean_s": path.prefill_mean_s, "transfer_mean_s": path.transfer_mean_s,
-                                   "admission_mean_s": path.admission_mean_s,
-                                   "zero_load_ttft_mean_s": path.zero_load_ttft_mean_s} for path in paths}
-    out["link_utilization"] = link_rho
-    return out
+    mean: float | None = None
+    quantiles: dict[float, float | None] = {q: None for q in lat.QUANTILES}
+    if not unstable:
+        mean, quantiles = lat.overall(sp.paths)  # type: ignore[assignment]
+    return SystemTiming(
+        threshold_tokens=c.threshold_tokens, n_prfaas=c.n_prfaas, n_p=c.n_p, n_d=c.n_d, capacity_rps=c.capacity_rps,
+        capacity_binding=c.capacity_binding, rate_rps=rate_rps, utilization={s.name: s.utilization for s in sp.stages},
+        unstable_stages=tuple(unstable), tpot_s=c.t_decode_s, p_offload=sp.p,
+        zero_load_ttft_mean_s=sum(path.share * path.zero_load_ttft_mean_s for path in sp.paths),
+        ttft_mean_s=mean, ttft_p50_s=quantiles[0.5], ttft_p90_s=quantiles[0.9], ttft_p99_s=quantiles[0.99],
+        paths=tuple(_path(p) for p in sp.paths) if not unstable else (), link_utilization=sp.link_rho)
 
 
 def latency(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | None = None,
-            which: tuple[str, ...] = (PRFAAS, HOMOGENEOUS, NAIVE)) -> dict[str, Any]:
+            which: tuple[str, ...] = (PRFAAS, HOMOGENEOUS, NAIVE)) -> LatencyResult:
     configs = systems(sc, which=which)
     rate, load_f = resolve_rate(configs, rate_rps, load)
     per = {name: system_latency(sc, c, rate) for name, c in configs.items()}
-    head = per.get(PRFAAS) or next(iter(per.values()))
-    return {"scenario": sc.name, "model": sc.model.name,
-            **{k: v for k, v in head.items() if k not in ("config", "load")}, "config": head["config"],
-            "rate_rps": rate, "load": load_f, "load_reference": "smallest exact-method Lambda_max among the systems",
-            "systems": per}
+    return LatencyResult(scenario=sc.name, model=sc.model.name, rate_rps=rate, load=load_f,
+                         head=PRFAAS if PRFAAS in per else next(iter(per)), systems=per)

@@ -120,7 +120,7 @@ def run_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float 
             "capacity_rps": c.capacity_rps, "capacity_binding": c.capacity_binding, "load": rate / c.capacity_rps,
             "config": {"threshold_tokens": c.threshold_tokens, "n_prfaas": c.n_prfaas, "n_p": c.n_p, "n_d": c.n_d,
                        "bs_max": c.bs_max},
-            "analytic": {k: analytic.get(k) for k in ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s",
+            "analytic": {k: getattr(analytic, k) for k in ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s",
                                                       "stable")},
             "sim": {"events": res.events, "cpu_s": res.cpu_s, "wall_s": res.wall_s,
                     "requests_per_cpu_s": _finite(res.requests / res.cpu_s if res.cpu_s > 0 else None)},

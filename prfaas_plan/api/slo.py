@@ -25,6 +25,7 @@ from prfaas_plan.core.optimize import Search, special_cases
 from prfaas_plan.core.roots import bisect
 from prfaas_plan.core.throughput import Method, operating_point, routing
 from prfaas_plan.errors import InfeasibleError
+from prfaas_plan.specs.results import SystemTiming
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.system import SystemConfig
 
@@ -33,13 +34,18 @@ COARSE_THRESHOLDS = 16
 BISECTIONS = 14
 
 
-def statistic(r: dict[str, Any], stat: str) -> float:
-    return float(r["ttft_mean_s"] if stat == "mean" else r[f"ttft_{stat}_s"])
+def statistic(r: SystemTiming, stat: str) -> float:
+    value = r.statistic(stat)
+    assert value is not None  # asked only of a stable timing
+    return float(value)
+
+
+def _within(r: SystemTiming, bound: float, stat: str) -> bool:
+    return r.stable and statistic(r, stat) <= bound
 
 
 def _meets(sc: ScenarioSpec, c: SystemConfig, rate: float, bound: float, stat: str) -> bool:
-    r = system_latency(sc, c, rate, nodes=SEARCH_NODES)
-    return r["stable"] and statistic(r, stat) <= bound
+    return _within(system_latency(sc, c, rate, nodes=SEARCH_NODES), bound, stat)
 
 
 def max_rate(sc: ScenarioSpec, c: SystemConfig, bound: float, stat: str, floor: float = 0.0) -> float | None:
@@ -66,17 +72,13 @@ def _result(sc: ScenarioSpec, c: SystemConfig, rate: float, bound: float, stat: 
     """The configuration at its rate, re-evaluated with the full node grid (the search used fewer
     nodes; where that moved the statistic past the bound, the rate is bisected down again)."""
     r = system_latency(sc, c, rate)
-    if not (r["stable"] and statistic(r, stat) <= bound):
-        def holds(x: float) -> bool:
-            rm = system_latency(sc, c, x)
-            return rm["stable"] and statistic(rm, stat) <= bound
-
-        rate = bisect(holds, rate * 0.9, rate, iterations=10)[0]
+    if not _within(r, bound, stat):
+        rate = bisect(lambda x: _within(system_latency(sc, c, x), bound, stat), rate * 0.9, rate, iterations=10)[0]
         r = system_latency(sc, c, rate)
     return {"threshold_tokens": c.threshold_tokens, "n_prfaas": c.n_prfaas, "n_p": c.n_p, "n_d": c.n_d,
             "lambda_ttft_rps": rate, "capacity_rps": c.capacity_rps, "load": rate / c.capacity_rps,
             "binding": "ttft" if rate < c.capacity_rps * (1 - 1e-4) else c.capacity_binding,
-            "ttft_mean_s": r["ttft_mean_s"], "ttft_p90_s": r["ttft_p90_s"], "ttft_p99_s": r["ttft_p99_s"],
+            "ttft_mean_s": r.ttft_mean_s, "ttft_p90_s": r.ttft_p90_s, "ttft_p99_s": r.ttft_p99_s,
             "ttft_at_rate_s": statistic(r, stat)}
 
 

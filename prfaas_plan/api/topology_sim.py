@@ -59,11 +59,11 @@ def simulate(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | N
                                                     "prefix_hit_rate")} | {
                 "demand_share": s.demand_share,
                 "config": {"threshold_tokens": s.config.threshold_tokens, "n_p": s.config.n_p, "n_d": s.config.n_d},
-                "analytic": {k: analytic["sites"][s.site].get(k) for k in _TTFT}}
+                "analytic": {k: getattr(analytic.sites[s.site], k) for k in _TTFT}}
         per[name] = {k: d.get(k) for k in (*_TTFT, "throughput_rps", "completed", "requests", "prfaas_utilization")} | {
             "capacity_rps": system.capacity_rps, "capacity_binding": system.capacity_binding,
             "load": rate / system.capacity_rps, "n_prfaas": system.n_prfaas, "sites": sites,
-            "analytic": {k: analytic.get(k) for k in (*_TTFT, "stable")},
+            "analytic": {k: getattr(analytic, k) for k in (*_TTFT, "stable")},
             "sim": {"events": res.events, "cpu_s": res.cpu_s,
                     "requests_per_cpu_s": _finite(res.requests / res.cpu_s if res.cpu_s > 0 else None)}}
     return {"scenario": sc.name, "model": sc.model.name, "rate_rps": rate, "load": load_f,

@@ -8,17 +8,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from prfaas_plan.api.latency import as_dict, offload_share, paths_of
+from prfaas_plan.api.latency import offload_share, paths_of, timing_of
 from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, topology_systems
 from prfaas_plan.api.topology import site_scenario
 from prfaas_plan.core import latency as lat
 from prfaas_plan.core.roots import bisect
+from prfaas_plan.specs.results import TopologyLatencyResult, TopologyTiming
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.topology import TopologySystem
 
 
 def system_latency(sc: ScenarioSpec, system: TopologySystem, rate_rps: float, *, nodes: int = 2000
-                   ) -> dict[str, Any]:
+                   ) -> TopologyTiming:
     """Per-site analytic TTFT at the total rate ``rate_rps``, the shared pool's wait included."""
     rates, services = [], []
     for s in system.sites:
@@ -34,20 +35,16 @@ def system_latency(sc: ScenarioSpec, system: TopologySystem, rate_rps: float, *,
     for s in system.sites:
         sp = paths_of(site_scenario(sc, _index(sc, s.site)), s.config, rate_rps * s.demand_share, nodes=nodes,
                       pool=pool)
-        per[s.site] = as_dict(s.config, rate_rps * s.demand_share, sp) | {"demand_share": s.demand_share}
+        per[s.site] = timing_of(s.config, rate_rps * s.demand_share, sp)
         laws += [(s.demand_share * path.share, path.p_wait, path.tail_mean_s, path.fixed_s, path.fixed_weights)
                  for path in sp.paths if path.share > 0]
-    stable = all(d["stable"] for d in per.values())
-    out: dict[str, Any] = {"capacity_rps": system.capacity_rps, "capacity_binding": system.capacity_binding,
-                           "rate_rps": rate_rps, "load": rate_rps / system.capacity_rps, "stable": stable,
-                           "prfaas_utilization": pool.utilization if pool else 0.0, "n_prfaas": system.n_prfaas,
-                           "sites": per}
-    if stable:
-        out["ttft_mean_s"] = sum(s.demand_share * per[s.site]["ttft_mean_s"] for s in system.sites)
-        out |= {f"ttft_p{round(q * 100)}_s": lat.mixture_quantile(q, laws) for q in lat.QUANTILES}
-    else:
-        out |= {"ttft_mean_s": None, "ttft_p50_s": None, "ttft_p90_s": None, "ttft_p99_s": None}
-    return out
+    stable = all(t.stable for t in per.values())
+    mean = sum(s.demand_share * (per[s.site].ttft_mean_s or 0.0) for s in system.sites) if stable else None
+    q = {q: lat.mixture_quantile(q, laws) if stable else None for q in lat.QUANTILES}
+    return TopologyTiming(capacity_rps=system.capacity_rps, capacity_binding=system.capacity_binding,
+                          rate_rps=rate_rps, prfaas_utilization=pool.utilization if pool else 0.0,
+                          n_prfaas=system.n_prfaas, sites=per, shares={s.site: s.demand_share for s in system.sites},
+                          ttft_mean_s=mean, ttft_p50_s=q[0.5], ttft_p90_s=q[0.9], ttft_p99_s=q[0.99])
 
 
 def _index(sc: ScenarioSpec, name: str) -> int:
@@ -56,19 +53,14 @@ def _index(sc: ScenarioSpec, name: str) -> int:
 
 
 def latency(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | None = None,
-            which: tuple[str, ...] = (PRFAAS, HOMOGENEOUS, NAIVE)) -> dict[str, Any]:
+            which: tuple[str, ...] = (PRFAAS, HOMOGENEOUS, NAIVE)) -> TopologyLatencyResult:
     """`latency` of a topology: every system at the same total rate, per site and overall."""
     from prfaas_plan.api.latency import resolve_rate
 
     systems = topology_systems(sc, which=which)
     rate, load_f = resolve_rate(systems, rate_rps, load)  # type: ignore[arg-type]
-    per = {name: system_latency(sc, s, rate) for name, s in systems.items()}
-    return {"scenario": sc.name, "model": sc.model.name, "rate_rps": rate, "load": load_f,
-            "load_reference": "smallest exact-method Lambda_max among the systems", "systems": per,
-            "configs": {name: {"n_prfaas": s.n_prfaas,
-                               "sites": {x.site: {"threshold_tokens": x.config.threshold_tokens, "n_p": x.config.n_p,
-                                                  "n_d": x.config.n_d} for x in s.sites}}
-                        for name, s in systems.items()}}
+    return TopologyLatencyResult(scenario=sc.name, model=sc.model.name, rate_rps=rate, load=load_f,
+                                 systems={name: system_latency(sc, s, rate) for name, s in systems.items()})
 
 
 BISECTIONS = 20
@@ -76,8 +68,7 @@ BISECTIONS = 20
 
 def _meets(sc: ScenarioSpec, system: TopologySystem, rate: float, bound: float, stat: str) -> bool:
     r = system_latency(sc, system, rate, nodes=400)
-    key = "ttft_mean_s" if stat == "mean" else f"ttft_{stat}_s"
-    return r["stable"] and all(d[key] is not None and d[key] <= bound for d in r["sites"].values())
+    return r.stable and all((v := t.statistic(stat)) is not None and v <= bound for t in r.sites.values())
 
 
 def ttft_slo(sc: ScenarioSpec) -> dict[str, Any]:
@@ -100,8 +91,8 @@ def ttft_slo(sc: ScenarioSpec) -> dict[str, Any]:
         r = system_latency(sc, system, lo)
         out[name] = {"lambda_ttft_rps": lo, "capacity_rps": system.capacity_rps, "load": lo / system.capacity_rps,
                      "binding": "ttft" if lo < cap * (1 - 1e-4) else system.capacity_binding,
-                     "sites": {k: {q: d[q] for q in ("ttft_mean_s", "ttft_p90_s", "ttft_p99_s")}
-                               for k, d in r["sites"].items()}}
+                     "sites": {k: {"ttft_mean_s": t.ttft_mean_s, "ttft_p90_s": t.ttft_p90_s,
+                                   "ttft_p99_s": t.ttft_p99_s} for k, t in r.sites.items()}}
     hom, pr = out.get(HOMOGENEOUS), out.get(PRFAAS)
     out["ratios"] = {"prfaas_vs_homogeneous": pr["lambda_ttft_rps"] / hom["lambda_ttft_rps"] if pr and hom else None}
     return out

@@ -37,8 +37,13 @@ def latency(
                        trace=str(trace) if trace else None)
     if sc.multi_site:
         from prfaas_plan.api import topology_systems
+        from prfaas_plan.report.latency_json import topology_latency_json
         from prfaas_plan.report.views_topology import emit_topology_latency
 
-        emit_topology_latency(fmt, topology_systems.latency(sc, rate_rps=rate, load=load))
+        tr = topology_systems.latency(sc, rate_rps=rate, load=load)
+        emit_topology_latency(fmt, tr, topology_latency_json(tr))
         return
-    views_latency.emit_latency(fmt, api_latency.latency(sc, rate_rps=rate, load=load))
+    from prfaas_plan.report.latency_json import latency_json
+
+    r = api_latency.latency(sc, rate_rps=rate, load=load)
+    views_latency.emit_latency(fmt, r, latency_json(r))

@@ -7,7 +7,13 @@ from typing import Any
 from prfaas_plan import units
 from prfaas_plan.report.render import emit, num, table
 from prfaas_plan.report.views_plan import _f, _t, _x
-from prfaas_plan.specs.results import TopologyMethodPlan, TopologyPlanResult, TopologyPoint
+from prfaas_plan.specs.results import (
+    SystemTiming,
+    TopologyLatencyResult,
+    TopologyMethodPlan,
+    TopologyPlanResult,
+    TopologyPoint,
+)
 
 
 def emit_topology(fmt: str, r: TopologyPlanResult, payload: dict[str, Any]) -> None:
@@ -113,33 +119,38 @@ def _s(x: float | None) -> str:
 NAMES = {"prfaas": "PrfaaS-PD", "homogeneous": "Homogeneous PD", "naive_heterogeneous": "Naive heterogeneous"}
 
 
-def emit_topology_latency(fmt: str, r: dict[str, Any]) -> None:
+def emit_topology_latency(fmt: str, r: TopologyLatencyResult, payload: dict[str, Any]) -> None:
     """`latency` (or the analytic side of `simulate`) per system and site of a topology."""
+
+    def split(t: SystemTiming) -> str:
+        return f"{_t(t.threshold_tokens) if t.threshold_tokens else '-'} {t.n_p}/{t.n_d}"
 
     def tables():
         rows = []
-        for name, s in r["systems"].items():
-            for site, d in [("all sites", s), *s["sites"].items()]:
-                c = r["configs"][name]["sites"].get(site)
-                split = "-" if c is None else f"{_t(c['threshold_tokens']) if c['threshold_tokens'] else '-'} " \
-                                              f"{c['n_p']}/{c['n_d']}"
-                if not d["stable"]:
-                    why = "unstable: " + ", ".join(d.get("unstable_stages", []) or ["a site"])
-                    rows.append([NAMES.get(name, name), site, split, why, "", "", "", ""])
+        for name, s in r.systems.items():
+            busy = _pct(s.prfaas_utilization) if s.n_prfaas else "-"
+            ttft = [_s(s.ttft_mean_s), _s(s.ttft_p50_s), _s(s.ttft_p90_s), _s(s.ttft_p99_s)]
+            if not s.stable:
+                unstable = [u for t in s.sites.values() for u in t.unstable_stages] or ["a site"]
+                rows.append([NAMES.get(name, name), "all sites", "-", "unstable: " + ", ".join(unstable), "", "", "",
+                             ""])
+            else:
+                rows.append([NAMES.get(name, name), "all sites", "-", *ttft, busy])
+            for site, t in s.sites.items():
+                if not t.stable:
+                    rows.append([NAMES.get(name, name), site, split(t), "unstable: " + ", ".join(t.unstable_stages),
+                                 "", "", "", ""])
                     continue
-                link = d.get("link_utilization")
-                rows.append([NAMES.get(name, name), site, split, _s(d["ttft_mean_s"]), _s(d["ttft_p50_s"]),
-                             _s(d["ttft_p90_s"]), _s(d["ttft_p99_s"]),
-                             (_pct(s["prfaas_utilization"]) if s["n_prfaas"] else "-") if site == "all sites"
-                             else _pct(link) if s["n_prfaas"] else "-"])
-        return [table(f"{r['scenario']}: analytic TTFT at {r['rate_rps']:.3f} req/s in total "
-                      f"({r['load'] * 100:.0f}% of the smallest capacity)",
+                rows.append([NAMES.get(name, name), site, split(t), _s(t.ttft_mean_s), _s(t.ttft_p50_s),
+                             _s(t.ttft_p90_s), _s(t.ttft_p99_s), _pct(t.link_utilization) if s.n_prfaas else "-"])
+        return [table(f"{r.scenario}: analytic TTFT at {r.rate_rps:.3f} req/s in total "
+                      f"({r.load * 100:.0f}% of the smallest capacity)",
                       ["system", "site", "t N_p/N_d", "TTFT mean s", "P50 s", "P90 s", "P99 s",
                        "PrfaaS / link busy"], rows)]
 
     rows = [{"system": n, "site": site} | {k: v for k, v in d.items() if not isinstance(v, dict | list)}
-            for n, s in r["systems"].items() for site, d in s["sites"].items()]
-    emit(fmt, r, rows=rows, tables=tables)
+            for n, s in payload["systems"].items() for site, d in s["sites"].items()]
+    emit(fmt, payload, rows=rows, tables=tables)
 
 
 def emit_topology_sweep(fmt: str, s: dict[str, Any]) -> None:

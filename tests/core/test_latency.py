@@ -66,9 +66,9 @@ def case_study():
 def test_prfaas_cuts_mean_and_p90_ttft(case_study):
     # PAPER.md section 4: PrfaaS-PD cuts mean TTFT by 50% and P90 by 64% against homogeneous PD
     r = latency(case_study, load=0.7)
-    pf, hom = r["systems"]["prfaas"], r["systems"]["homogeneous"]
-    mean_cut = 1 - pf["ttft_mean_s"] / hom["ttft_mean_s"]
-    p90_cut = 1 - pf["ttft_p90_s"] / hom["ttft_p90_s"]
+    pf, hom = r.systems["prfaas"], r.systems["homogeneous"]
+    mean_cut = 1 - pf.ttft_mean_s / hom.ttft_mean_s
+    p90_cut = 1 - pf.ttft_p90_s / hom.ttft_p90_s
     # the model gives 52.9% and 64.6% (analytic, deterministic)
     assert mean_cut == pytest.approx(0.50, abs=0.05)
     assert p90_cut == pytest.approx(0.64, abs=0.02)
@@ -76,14 +76,14 @@ def test_prfaas_cuts_mean_and_p90_ttft(case_study):
 
 def test_above_capacity_names_the_unstable_stage(case_study):
     r = latency(case_study, load=1.2)
-    hom = r["systems"]["homogeneous"]
-    assert not hom["stable"] and "local prefill" in hom["unstable_stages"]
-    assert hom["ttft_mean_s"] is None
-    assert r["systems"]["prfaas"]["stable"]
+    hom = r.systems["homogeneous"]
+    assert not hom.stable and "local prefill" in hom.unstable_stages
+    assert hom.ttft_mean_s is None
+    assert r.systems["prfaas"].stable
 
 
 def test_ttft_grows_with_load(case_study):
-    means = [latency(case_study, load=x, which=("prfaas",))["ttft_mean_s"] for x in (0.2, 0.5, 0.8, 0.95)]
+    means = [latency(case_study, load=x, which=("prfaas",)).systems["prfaas"].ttft_mean_s for x in (0.2, 0.5, 0.8, 0.95)]
     assert np.all(np.diff(means) > 0)
 
 
@@ -118,14 +118,14 @@ def test_a_stage_at_capacity_within_round_off_is_unstable():
 def test_load_one_names_the_binding_stage_of_each_system_at_capacity():
     sc = load_scenario(None, Catalog.default())
     r = latency(sc, load=1.0)
-    hom = r["systems"]["homogeneous"]  # the smallest capacity: exactly at it
-    assert hom["load"] == pytest.approx(1.0, rel=1e-12)
-    assert hom["stable"] is False and hom["unstable_stages"] == ["local prefill"]  # bound by pd-prefill
-    assert hom["ttft_mean_s"] is None
+    hom = r.systems["homogeneous"]  # the smallest capacity: exactly at it
+    assert hom.load == pytest.approx(1.0, rel=1e-12)
+    assert hom.stable is False and hom.unstable_stages == ("local prefill",)  # bound by pd-prefill
+    assert hom.ttft_mean_s is None
     # the others are below their capacity and keep finite numbers
     for name in ("prfaas", "naive_heterogeneous"):
-        s = r["systems"][name]
-        assert s["load"] < 0.9 and s["stable"] and math.isfinite(s["ttft_mean_s"])
+        s = r.systems[name]
+        assert s.load < 0.9 and s.stable and math.isfinite(s.ttft_mean_s)
 
 
 @pytest.mark.parametrize("args", [["--load", "inf"], ["--rate", "inf"], ["--load", "nan"], ["--rate", "-inf"]])

@@ -67,10 +67,11 @@ def test_analytic_ttft_within_15_percent_at_load_07(case, configs, name):
     c = configs[name]
     sim = simulate(case, c, rate_rps=rate, n_requests=30_000, rng=np.random.default_rng(7))
     ana = system_latency(case, c, rate)
-    assert ana["ttft_mean_s"] == pytest.approx(sim.ttft.mean, rel=0.15)
-    assert ana["ttft_p90_s"] == pytest.approx(sim.ttft.quantile(0.9), rel=0.15)
+    assert ana.ttft_mean_s == pytest.approx(sim.ttft.mean, rel=0.15)
+    assert ana.ttft_p90_s == pytest.approx(sim.ttft.quantile(0.9), rel=0.15)
+    paths = {p.name: p for p in ana.paths}
     for path, h in sim.ttft_paths.items():
-        assert ana["per_path"][path]["ttft_mean_s"] == pytest.approx(h.mean, rel=0.15)
+        assert paths[path].ttft_mean_s == pytest.approx(h.mean, rel=0.15)
 
 
 @pytest.mark.validation
@@ -79,8 +80,8 @@ def test_analytic_ttft_of_prfaas_at_07_of_its_own_capacity(case, configs):
     rate = 0.7 * c.capacity_rps
     sim = simulate(case, c, rate_rps=rate, n_requests=30_000, rng=np.random.default_rng(8))
     ana = system_latency(case, c, rate)
-    assert ana["ttft_mean_s"] == pytest.approx(sim.ttft.mean, rel=0.15)
-    assert ana["ttft_p90_s"] == pytest.approx(sim.ttft.quantile(0.9), rel=0.15)
+    assert ana.ttft_mean_s == pytest.approx(sim.ttft.mean, rel=0.15)
+    assert ana.ttft_p90_s == pytest.approx(sim.ttft.quantile(0.9), rel=0.15)
 
 
 def test_prfaas_cuts_mean_and_p90_ttft_against_homogeneous(case):

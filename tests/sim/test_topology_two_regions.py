@@ -35,4 +35,4 @@ def test_per_site_mean_ttft_at_load_0_7_matches_the_analytic_model(two_regions) 
     analytic = system_latency(sc, system, rate)
     for name, site in res.sites.items():
         sim_mean = site.to_dict()["ttft_mean_s"]
-        assert sim_mean == pytest.approx(analytic["sites"][name]["ttft_mean_s"], rel=0.05), name
+        assert sim_mean == pytest.approx(analytic.sites[name].ttft_mean_s, rel=0.05), name

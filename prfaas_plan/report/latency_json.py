@@ -1,0 +1,54 @@
+"""The JSON of `latency`, written from the typed ``specs.results`` timings: the one place its
+keys are spelled."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prfaas_plan.specs.results import LatencyResult, SystemTiming, TopologyLatencyResult, TopologyTiming
+
+REFERENCE = "smallest exact-method Lambda_max among the systems"
+_TTFT = ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s")
+
+
+def system_json(t: SystemTiming) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "config": {"threshold_tokens": t.threshold_tokens, "n_prfaas": t.n_prfaas, "n_p": t.n_p, "n_d": t.n_d},
+        "capacity_rps": t.capacity_rps, "capacity_binding": t.capacity_binding, "rate_rps": t.rate_rps,
+        "load": t.load, "utilization": dict(t.utilization), "stable": t.stable,
+        "unstable_stages": list(t.unstable_stages), "tpot_s": t.tpot_s, "p_offload": t.p_offload,
+        "zero_load_ttft_mean_s": t.zero_load_ttft_mean_s,
+    }
+    out |= {k: getattr(t, k) for k in _TTFT}
+    if not t.stable:
+        return out | {"per_path": {}}
+    out["per_path"] = {p.name: {"share": p.share, "rate_rps": p.rate_rps, "ttft_mean_s": p.ttft_mean_s,
+                                "ttft_p50_s": p.ttft_p50_s, "ttft_p90_s": p.ttft_p90_s, "ttft_p99_s": p.ttft_p99_s,
+                                "wait_mean_s": p.wait_mean_s, "prefill_mean_s": p.prefill_mean_s,
+                                "transfer_mean_s": p.transfer_mean_s, "admission_mean_s": p.admission_mean_s,
+                                "zero_load_ttft_mean_s": p.zero_load_ttft_mean_s} for p in t.paths}
+    out["link_utilization"] = t.link_utilization
+    return out
+
+
+def latency_json(r: LatencyResult) -> dict[str, Any]:
+    per = {name: system_json(t) for name, t in r.systems.items()}
+    head = per[r.head]
+    return {"scenario": r.scenario, "model": r.model,
+            **{k: v for k, v in head.items() if k not in ("config", "load")}, "config": head["config"],
+            "rate_rps": r.rate_rps, "load": r.load, "load_reference": REFERENCE, "systems": per}
+
+
+def topology_timing_json(t: TopologyTiming) -> dict[str, Any]:
+    return {"capacity_rps": t.capacity_rps, "capacity_binding": t.capacity_binding, "rate_rps": t.rate_rps,
+            "load": t.load, "stable": t.stable, "prfaas_utilization": t.prfaas_utilization, "n_prfaas": t.n_prfaas,
+            "sites": {name: system_json(s) | {"demand_share": t.shares[name]} for name, s in t.sites.items()}} | {
+        k: getattr(t, k) for k in _TTFT}
+
+
+def topology_latency_json(r: TopologyLatencyResult) -> dict[str, Any]:
+    return {"scenario": r.scenario, "model": r.model, "rate_rps": r.rate_rps, "load": r.load,
+            "load_reference": REFERENCE, "systems": {n: topology_timing_json(t) for n, t in r.systems.items()},
+            "configs": {n: {"n_prfaas": t.n_prfaas,
+                            "sites": {site: {"threshold_tokens": s.threshold_tokens, "n_p": s.n_p, "n_d": s.n_d}
+                                      for site, s in t.sites.items()}} for n, t in r.systems.items()}}
