@@ -245,3 +245,20 @@ def test_the_two_cluster_json_has_the_topology_keys_too() -> None:
     # Eq. 7 balance: the PrfaaS compute bound binds, so the cluster runs full at Lambda_max
     assert pre["utilization"] == pytest.approx(1.0, rel=1e-6)
     assert link["egress_gbps"] == b["egress_gbps"] and link["utilization"] == b["link_utilization"]
+
+
+def test_a_topology_sweep_plots_each_sites_threshold(tmp_path: Path) -> None:
+    png = tmp_path / "sweep.png"
+    res = CliRunner().invoke(app, ["sweep", "two-regions", "--set", "links[1].bandwidth=2Gbps..8Gbps:3",
+                                   "--plot", str(png)])
+    assert res.exit_code == 0, res.output
+    assert png.stat().st_size > 10_000 and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_trace_with_a_site_of_its_own_input_names_what_to_set() -> None:
+    trace = str(ROOT / "tests" / "fixtures" / "traces" / "mooncake_synthetic_trace.jsonl")
+    res = CliRunner().invoke(app, ["optimize", "two-regions", "--trace", trace])
+    assert res.exit_code == 2 and "sites.region-b.workload.output_tokens" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+    ok = _optimize("two-regions", "--trace", trace, "--set", "sites.region-b.workload.output_tokens=512")
+    assert ok["best"]["sites"]["region-a"]["lambda_rps"] == pytest.approx(0.6 * ok["best"]["lambda_max_rps"])

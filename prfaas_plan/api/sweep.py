@@ -27,6 +27,8 @@ def _topology_row(sc: ScenarioSpec, number: float, text: str) -> dict[str, Any]:
             "binding": b["binding"], "tight": b["tight"], "n_prfaas": b["n_prfaas"],
             "prfaas_utilization": b["prfaas_utilization"],
             "prfaas_vs_independent": p["ratios"]["prfaas_vs_independent"],
+            "independent_lambda_max_rps": p["baselines"]["independent"]["lambda_max_rps"],
+            "homogeneous_lambda_max_rps": p["baselines"]["homogeneous"]["lambda_max_rps"],
             "prfaas_vs_homogeneous": p["ratios"]["prfaas_vs_homogeneous"],
             "sites": {n: {k: s[k] for k in ("threshold_tokens", "n_p", "n_d", "p_offload", "lambda_rps")}
                       for n, s in b["sites"].items() if s["role"] == "pd"},

@@ -112,6 +112,11 @@ def topology(sc: ScenarioFile, placed: Placed, *, cluster: Callable[[Any, str], 
         own = {k: v for k, v in (s.workload.model_dump(exclude_none=True) if s.workload else {}).items()}
         wl = sc.workload.model_copy(update={k: getattr(s.workload, k) for k in own}) if own else sc.workload
         at = f"sites.{n}.workload" if "input" in own else "workload"
+        if "input" in own and wl.output_tokens is None and placed.option_of("workload.output_tokens") == "--trace":
+            # --trace's output lengths come with its requests; a site with its own input has none
+            raise SpecError(f"the trace replaces the scenario's workload, but site {n!r} has its own input and takes "
+                            f"its output length from the scenario: set sites.{n}.workload.output_tokens, or give "
+                            f"each site its trace as sites.{n}.workload.input", field="--trace")
         sites.append(SiteSpec(name=n, role=PD, cluster=cluster(s, f"sites.{n}"), demand_share=shares[n],
                               workload=workload(wl, at)))
     return TopologySpec(prefill=SiteSpec(name=name, role=PRFAAS, cluster=cluster(sc.sites[name], f"sites.{name}")),

@@ -97,18 +97,28 @@ def sweep_figure(result: dict[str, Any], path: Path) -> None:
     if not rows:
         raise SpecError("nothing to plot: no value of the sweep is feasible", field="--plot")
     x = [r["value"] for r in rows]
+    sites = list(rows[0].get("sites", {}))  # a topology: one threshold per PD site
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
-    ax1.plot(x, [r["lambda_max_rps"] for r in rows], "o-", label="PrfaaS-PD Lambda_max")
+    ax1.plot(x, [r["lambda_max_rps"] for r in rows], "o-", label="joint PrfaaS-PD Lambda_max" if sites
+             else "PrfaaS-PD Lambda_max")
+    if sites:
+        ax1.plot(x, [r["independent_lambda_max_rps"] for r in rows], "^:", label="independent planning")
     if rows[0]["homogeneous_lambda_max_rps"] is not None:
         ax1.plot(x, [r["homogeneous_lambda_max_rps"] for r in rows], "s--", label="homogeneous PD")
-    link = [r for r in rows if r["binding"] == "link"]
+    link = [r for r in rows if r["binding"].split(" ")[0] == "link"]
     if link:
         ax1.plot([r["value"] for r in link], [r["lambda_max_rps"] for r in link], "o", ms=11, mfc="none",
-                 mec="red", mew=1.5, label="the link binds (bound by: link)")
+                 mec="red", mew=1.5, label="a link binds (bound by: link)")
     ax1.set_ylabel("Lambda_max (req/s)")
     ax1.set_title("(a) maximum arrival rate")
     ax1.set_ylim(bottom=0)
-    ax2.plot(x, [r["threshold_tokens"] / units.K_TOKENS for r in rows], "o-", color="C2", label="PrfaaS-PD t*")
+    if sites:
+        for i, name in enumerate(sites):
+            ax2.plot(x, [r["sites"][name]["threshold_tokens"] / units.K_TOKENS for r in rows], "o-",
+                     color=f"C{i + 2}", label=f"{name} t*")
+        ax2.legend(**_BELOW)
+    else:
+        ax2.plot(x, [r["threshold_tokens"] / units.K_TOKENS for r in rows], "o-", color="C2", label="PrfaaS-PD t*")
     ax2.set_ylabel("threshold t (K = 1024 tokens)")
     ax2.set_title("(b) best threshold: requests longer than t go to PrfaaS")
     ax2.set_ylim(bottom=0)

@@ -83,7 +83,8 @@ def test_above_capacity_names_the_unstable_stage(case_study):
 
 
 def test_ttft_grows_with_load(case_study):
-    means = [latency(case_study, load=x, which=("prfaas",)).systems["prfaas"].ttft_mean_s for x in (0.2, 0.5, 0.8, 0.95)]
+    means = [latency(case_study, load=x, which=("prfaas",)).systems["prfaas"].ttft_mean_s
+             for x in (0.2, 0.5, 0.8, 0.95)]
     assert np.all(np.diff(means) > 0)
 
 
