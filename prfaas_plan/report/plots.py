@@ -108,7 +108,7 @@ def sweep_figure(result: dict[str, Any], path: Path) -> None:
     link = [r for r in rows if r["binding"].split(" ")[0] == "link"]
     if link:
         ax1.plot([r["value"] for r in link], [r["lambda_max_rps"] for r in link], "o", ms=11, mfc="none",
-                 mec="red", mew=1.5, label="a link binds (bound by: link)")
+                 mec="red", mew=1.5, label=f"{'a' if sites else 'the'} link binds (bound by: link)")
     ax1.set_ylabel("Lambda_max (req/s)")
     ax1.set_title("(a) maximum arrival rate")
     ax1.set_ylim(bottom=0)
