@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -13,6 +14,7 @@ from prfaas_plan import units
 from prfaas_plan.api.latency import resolve_rate, system_latency
 from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, systems
 from prfaas_plan.errors import SpecError
+from prfaas_plan.sim.result import SimulateRun, SystemRun
 from prfaas_plan.sim.run import SimResult, simulate
 from prfaas_plan.specs.run import RunArgs, check, check_size
 from prfaas_plan.specs.scenario import ScenarioSpec
@@ -25,12 +27,22 @@ WARMUP_FRACTION = 0.1
 
 @dataclass(frozen=True)
 class SimRun:
-    """``payload``: the JSON-ready result; ``results``: per system, with histograms, the link
-    utilisation series and (if asked) per-request records, for plots and CSV files."""
+    """``result``: the typed run (``sim.result.SimulateRun``; per system its ``SimResult`` with
+    histograms, the link utilisation series and, if asked, per-request records); ``payload`` its
+    JSON, written at the edge (``report.sim_json``)."""
 
-    payload: dict[str, Any]
-    results: dict[str, SimResult]
+    result: SimulateRun
     scenario: ScenarioSpec
+
+    @property
+    def results(self) -> dict[str, SimResult]:
+        return {name: s.result for name, s in self.result.systems.items()}
+
+    @cached_property
+    def payload(self) -> dict[str, Any]:
+        from prfaas_plan.report.sim_json import simulate_json
+
+        return simulate_json(self.result)
 
 
 def no_span_error(sc: ScenarioSpec, rate_rps: float | None, load: float | None) -> SpecError:
@@ -80,13 +92,6 @@ def expected_requests(sc: ScenarioSpec, rate_rps: float, n_requests: int | None,
     return len(trace) if trace is not None else DEFAULT_REQUESTS
 
 
-def _summary(res: SimResult) -> dict[str, Any]:
-    d = res.to_dict()
-    keys = ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "tpot_s", "per_path", "throughput_rps",
-            "completed", "link_utilization", "prefix_hit_rate", "recompute_avoided_rate")
-    return {k: d[k] for k in keys} | {k: v for k, v in d.items() if k not in keys}
-
-
 def run_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | None = None,
                 n_requests: int | None = None, duration_s: float | None = None, seed: int | None = None,
                 records: bool = False, which: tuple[str, ...] = (PRFAAS, HOMOGENEOUS, NAIVE),
@@ -105,8 +110,7 @@ def run_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float 
     if sc.workload.trace is None and n_requests is None and duration_s is None:
         n_requests = DEFAULT_REQUESTS
     streams = np.random.SeedSequence(int(seed or 0)).spawn(len(configs))
-    results: dict[str, SimResult] = {}
-    per: dict[str, Any] = {}
+    runs: dict[str, SystemRun] = {}
     for (name, c), stream in zip(configs.items(), streams, strict=True):
         expected = expected_requests(sc, rate, n_requests, duration_s)
         tick = None if progress is None else (lambda n, name=name, expected=expected:
@@ -114,41 +118,17 @@ def run_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float 
         res = simulate(sc, c, rate_rps=rate, n_requests=n_requests, duration_s=duration_s,
                        rng=np.random.default_rng(stream), records=records, warmup_fraction=WARMUP_FRACTION,
                        control=control, progress=tick)
-        results[name] = res
-        analytic = system_latency(sc, c, rate)
-        per[name] = _summary(res) | {
-            "capacity_rps": c.capacity_rps, "capacity_binding": c.capacity_binding, "load": rate / c.capacity_rps,
-            "config": {"threshold_tokens": c.threshold_tokens, "n_prfaas": c.n_prfaas, "n_p": c.n_p, "n_d": c.n_d,
-                       "bs_max": c.bs_max},
-            "analytic": {k: getattr(analytic, k) for k in ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s",
-                                                      "stable")},
-            "sim": {"events": res.events, "cpu_s": res.cpu_s, "wall_s": res.wall_s,
-                    "requests_per_cpu_s": _finite(res.requests / res.cpu_s if res.cpu_s > 0 else None)},
-        }
-    head_name = PRFAAS if PRFAAS in per else next(iter(per))
-    head = per[head_name]
-    events = sum(r.events for r in results.values())
-    cpu = sum(r.cpu_s for r in results.values())
-    arrived = sum(r.requests for r in results.values())
-    payload = {
-        "scenario": sc.name, "model": sc.model.name, "system": head_name,
-        **{k: v for k, v in head.items() if k not in ("sim", "config", "load", "capacity_rps", "capacity_binding",
-                                                      "rate_rps", "analytic")},
-        "rate_rps": rate, "load": load_f, "load_reference": "smallest exact-method Lambda_max among the systems",
-        "systems": per,
-        "sim": {"seed": None if sc.workload.trace is not None else int(seed or 0), "requests": n_requests,
-                "duration_s": duration_s,
-                "warmup_fraction": WARMUP_FRACTION,
-                "workload": "trace" if sc.workload.trace is not None else "parametric",
-                "arrival": "trace" if sc.workload.trace is not None else sc.workload.arrival,
-                "cache_mode": sc.cache_mode, "events": events, "cpu_s": cpu,
-                "requests_per_cpu_s": _finite(arrived / cpu if cpu > 0 else None),
-                "events_per_cpu_s": _finite(events / cpu if cpu > 0 else None),
-                "control": None if control is None else {
-                    "max_link_utilization": control.max_link_utilization, "window_s": control.window_s,
-                    "margin": control.margin, "period_s": control.period_s}},
-    }
-    return SimRun(payload=payload, results=results, scenario=sc)
+        runs[name] = SystemRun(name=name, result=res, capacity_rps=c.capacity_rps, capacity_binding=c.capacity_binding,
+                               threshold_tokens=c.threshold_tokens, n_prfaas=c.n_prfaas, n_p=c.n_p, n_d=c.n_d,
+                               bs_max=c.bs_max, load=rate / c.capacity_rps, analytic=system_latency(sc, c, rate))
+    traced = sc.workload.trace is not None
+    result = SimulateRun(scenario=sc.name, model=sc.model.name, head=PRFAAS if PRFAAS in runs else next(iter(runs)),
+                         rate_rps=rate, load=load_f, systems=runs, seed=None if traced else int(seed or 0),
+                         requests=n_requests, duration_s=duration_s, warmup_fraction=WARMUP_FRACTION,
+                         workload="trace" if traced else "parametric",
+                         arrival="trace" if traced else sc.workload.arrival,
+                         cache_mode=sc.cache_mode, control=control)
+    return SimRun(result=result, scenario=sc)
 
 
 def simulate_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | None = None,

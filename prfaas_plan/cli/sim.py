@@ -79,7 +79,7 @@ def simulate(
     if records is not None:
         _write_records(run, records)
         typer.echo(f"wrote {records}", err=True)
-    views_sim.emit_sim(fmt, run.payload)
+    views_sim.emit_sim(fmt, run.result, run.payload)
 
 
 def _write_records(run: Any, path: Path) -> None:

@@ -13,7 +13,7 @@ NAMES = {"prfaas": "PrfaaS-PD", "homogeneous": "Homogeneous PD", "naive_heteroge
 def sim_figure(run: Any, path: Path) -> None:
     """(a) simulated TTFT CDF of each system; (b) cross-datacenter link utilisation over time."""
     plt = _pyplot()
-    p = run.payload
+    r = run.result
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
     for name, res in run.results.items():
         edges, cdf = res.ttft.cdf()
@@ -24,7 +24,7 @@ def sim_figure(run: Any, path: Path) -> None:
     ax1.set_ylabel("fraction of requests")
     ax1.set_ylim(0, 1.01)
     ax1.grid(True, which="both", alpha=0.3)
-    ax1.set_title(f"(a) TTFT at {p['rate_rps']:.2f} req/s ({p['load'] * 100:.0f}% of the smallest capacity)")
+    ax1.set_title(f"(a) TTFT at {r.rate_rps:.2f} req/s ({r.load * 100:.0f}% of the smallest capacity)")
     ax1.legend(fontsize=8)
     drawn = False
     for name, res in run.results.items():
@@ -41,7 +41,7 @@ def sim_figure(run: Any, path: Path) -> None:
     ax2.set_title("(b) cross-datacenter link")
     if drawn:
         ax2.legend(fontsize=8)
-    fig.suptitle(f"{p['scenario']}: simulated", fontsize=10)
+    fig.suptitle(f"{r.scenario}: simulated", fontsize=10)
     fig.tight_layout()
     _save(fig, path)
     plt.close(fig)

@@ -6,6 +6,7 @@ from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.render import emit, num, table
+from prfaas_plan.sim.result import SimulateRun
 
 NAMES = {"prfaas": "PrfaaS-PD", "homogeneous": "Homogeneous PD", "naive_heterogeneous": "Naive heterogeneous"}
 
@@ -33,45 +34,51 @@ def csv_rows(r: dict[str, Any]) -> list[dict[str, Any]]:
     return [{k: row.get(k) for k in keys} for row in rows]
 
 
-def emit_sim(fmt: str, r: dict[str, Any]) -> None:
-    def tables() -> list[Any]:
-        rows, load_rows = [], []
-        for name, s in r["systems"].items():
-            c, a = s["config"], s["analytic"]
-            rows.append([NAMES.get(name, name), f"{s['load'] * 100:.0f}%", _s(s["ttft_mean_s"]), _s(s["ttft_p50_s"]),
-                         _s(s["ttft_p90_s"]), _s(s["ttft_p99_s"]), _s(a["ttft_mean_s"]), _s(a["ttft_p90_s"]),
-                         f"{units.s_to_ms(s['tpot_s']):.1f}"])
-            load_rows.append([NAMES.get(name, name), f"{c['n_prfaas'] or '-'} / {c['n_p'] or '-'} / {c['n_d']}",
-                              num(s["capacity_rps"], 3), num(s["throughput_rps"], 3), f"{s['completed']:,}",
-                              _pct(s["link_utilization"]), f"{s['kept_local']:,}", f"{s['role_changes']:,}"])
-        sim = r["sim"]
-        speed = sim["requests_per_cpu_s"]
-        caption = (f"{sim['events']:,} events in {num(sim['cpu_s'], 1)} s CPU"
-                   + ("" if speed is None else f" ({speed:,.0f} requests/s)")
-                   + ("; trace replay (no seed)" if sim["seed"] is None else f"; seed {sim['seed']}")
-                   + f"; first {sim['warmup_fraction'] * 100:.0f}% not measured")
-        if r.get("prefix_hit_rate") is not None:
-            caption += (f"; prefix hit rate {_pct(r['prefix_hit_rate'])} (PD cluster's cache, every request, "
-                        f"as optimize counts it); {_pct(r.get('recompute_avoided_rate'))} of the measured input "
-                        f"tokens not prefilled ({sim['cache_mode']})")
-        out = [table(f"{r['scenario']}: simulated TTFT at {r['rate_rps']:.3f} req/s "
-                     f"({r['load'] * 100:.0f}% of the smallest capacity)",
-                     ["system", "load", "TTFT mean s", "P50 s", "P90 s", "P99 s", "analytic mean s",
-                      "analytic P90 s", "TPOT ms"], rows),
-               table("Throughput", ["system", "prfaas / p / d", "capacity req/s", "measured req/s", "completed",
-                                    "link busy", "kept local", "role changes"], load_rows, caption=caption)]
-        path_rows = []
-        for name, s in r["systems"].items():
-            util, queue = s["utilization"], s["mean_queue"]
-            for path, d in s["per_path"].items():
-                path_rows.append([NAMES.get(name, name), path, _pct(d["share"]), _s(d["ttft_mean_s"]),
-                                  _s(d["ttft_p50_s"]), _s(d["ttft_p90_s"]), _s(d["ttft_p99_s"]), _pct(util.get(path)),
-                                  num(queue.get(path), 2)])
-            path_rows.append([NAMES.get(name, name), "decode", "", "", "", "", "", _pct(util.get("decode")),
-                              num(queue.get("decode"), 2)])
-        out.append(table("Per path (TTFT = arrival to decode admission) and pool load",
-                         ["system", "path", "share", "mean s", "P50 s", "P90 s", "P99 s", "busy", "mean queue"],
-                         path_rows))
-        return out
+def _ttft(h: Any) -> list[str]:
+    return [_s(h.mean), _s(h.quantile(0.5)), _s(h.quantile(0.9)), _s(h.quantile(0.99))]
 
-    emit(fmt, r, rows=csv_rows(r), tables=tables)
+
+def _caption(r: SimulateRun) -> str:
+    runs = [s.result for s in r.systems.values()]
+    events, cpu, arrived = sum(x.events for x in runs), sum(x.cpu_s for x in runs), sum(x.requests for x in runs)
+    speed = arrived / cpu if cpu > 0 else None
+    caption = (f"{events:,} events in {num(cpu, 1)} s CPU" + ("" if speed is None else f" ({speed:,.0f} requests/s)")
+               + ("; trace replay (no seed)" if r.seed is None else f"; seed {r.seed}")
+               + f"; first {r.warmup_fraction * 100:.0f}% not measured")
+    head = r.systems[r.head].result
+    if head.prefix_hit_rate is not None:
+        caption += (f"; prefix hit rate {_pct(head.prefix_hit_rate)} (PD cluster's cache, every request, "
+                    f"as optimize counts it); {_pct(head.recompute_avoided_rate)} of the measured input "
+                    f"tokens not prefilled ({r.cache_mode})")
+    return caption
+
+
+def emit_sim(fmt: str, r: SimulateRun, payload: dict[str, Any]) -> None:
+    """`simulate` on one PD site: the tables read the typed runs, JSON and CSV the payload."""
+
+    def tables() -> list[Any]:
+        rows, load_rows, path_rows = [], [], []
+        for name, s in r.systems.items():
+            res, a, label = s.result, s.analytic, NAMES.get(name, name)
+            rows.append([label, f"{s.load * 100:.0f}%", *_ttft(res.ttft), _s(a.ttft_mean_s), _s(a.ttft_p90_s),
+                         f"{units.s_to_ms(res.tpot_s):.1f}"])
+            load_rows.append([label, f"{s.n_prfaas or '-'} / {s.n_p or '-'} / {s.n_d}", num(s.capacity_rps, 3),
+                              num(res.throughput_rps, 3), f"{res.completed:,}", _pct(res.link_utilization),
+                              f"{res.kept_local:,}", f"{res.role_changes:,}"])
+            n = res.ttft.n
+            for path, h in res.ttft_paths.items():
+                path_rows.append([label, path, _pct(h.n / n if n else None), *_ttft(h), _pct(res.utilization.get(path)),
+                                  num(res.mean_queue.get(path), 2)])
+            path_rows.append([label, "decode", "", "", "", "", "", _pct(res.utilization.get("decode")),
+                              num(res.mean_queue.get("decode"), 2)])
+        return [table(f"{r.scenario}: simulated TTFT at {r.rate_rps:.3f} req/s "
+                      f"({r.load * 100:.0f}% of the smallest capacity)",
+                      ["system", "load", "TTFT mean s", "P50 s", "P90 s", "P99 s", "analytic mean s",
+                       "analytic P90 s", "TPOT ms"], rows),
+                table("Throughput", ["system", "prfaas / p / d", "capacity req/s", "measured req/s", "completed",
+                                     "link busy", "kept local", "role changes"], load_rows, caption=_caption(r)),
+                table("Per path (TTFT = arrival to decode admission) and pool load",
+                      ["system", "path", "share", "mean s", "P50 s", "P90 s", "P99 s", "busy", "mean queue"],
+                      path_rows)]
+
+    emit(fmt, payload, rows=csv_rows(payload), tables=tables)

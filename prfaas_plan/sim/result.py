@@ -11,7 +11,7 @@ import numpy as np
 
 from prfaas_plan.sim.entities import Hist
 
-__all__ = ["SimResult", "TopologySimResult", "json_ready"]
+__all__ = ["SimResult", "SimulateRun", "SystemRun", "TopologySimResult", "json_ready"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -135,3 +135,42 @@ class TopologySimResult:
             "events": self.events, "wall_s": self.wall_s, "cpu_s": self.cpu_s,
         }
         return json_ready(out)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SystemRun:
+    """One system simulated at the shared rate, with its configuration, its exact-method
+    capacity and the analytic TTFT at the same rate (``specs.results.SystemTiming``)."""
+
+    name: str
+    result: SimResult
+    capacity_rps: float
+    capacity_binding: str
+    threshold_tokens: float | None
+    n_prfaas: int
+    n_p: int
+    n_d: int
+    bs_max: int
+    load: float  # the shared rate over this system's capacity
+    analytic: Any  # specs.results.SystemTiming
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SimulateRun:
+    """`simulate` on one PD site: every system at the same rate (``head`` the headline one) and
+    the run's settings; its JSON is ``report.sim_json``'s."""
+
+    scenario: str
+    model: str
+    head: str
+    rate_rps: float
+    load: float
+    systems: dict[str, SystemRun]
+    seed: int | None
+    requests: int | None
+    duration_s: float | None
+    warmup_fraction: float
+    workload: str  # trace or parametric
+    arrival: str
+    cache_mode: str
+    control: Any  # specs.system.ControlConfig | None

@@ -1,0 +1,57 @@
+"""The JSON of `simulate` on one PD site, written from the typed ``sim.result.SimulateRun``: the one
+place its keys are spelled (each run's own statistics are ``SimResult.to_dict``'s)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from prfaas_plan.sim.result import SimResult, SimulateRun, SystemRun
+
+REFERENCE = "smallest exact-method Lambda_max among the systems"
+_FIRST = ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "tpot_s", "per_path", "throughput_rps",
+          "completed", "link_utilization", "prefix_hit_rate", "recompute_avoided_rate")
+
+
+def _finite(x: float | None) -> float | None:
+    return x if x is not None and math.isfinite(x) else None
+
+
+def _summary(res: SimResult) -> dict[str, Any]:
+    d = res.to_dict()
+    return {k: d[k] for k in _FIRST} | {k: v for k, v in d.items() if k not in _FIRST}
+
+
+def system_json(s: SystemRun) -> dict[str, Any]:
+    res, a = s.result, s.analytic
+    return _summary(res) | {
+        "capacity_rps": s.capacity_rps, "capacity_binding": s.capacity_binding, "load": s.load,
+        "config": {"threshold_tokens": s.threshold_tokens, "n_prfaas": s.n_prfaas, "n_p": s.n_p, "n_d": s.n_d,
+                   "bs_max": s.bs_max},
+        "analytic": {"ttft_mean_s": a.ttft_mean_s, "ttft_p50_s": a.ttft_p50_s, "ttft_p90_s": a.ttft_p90_s,
+                     "ttft_p99_s": a.ttft_p99_s, "stable": a.stable},
+        "sim": {"events": res.events, "cpu_s": res.cpu_s, "wall_s": res.wall_s,
+                "requests_per_cpu_s": _finite(res.requests / res.cpu_s if res.cpu_s > 0 else None)},
+    }
+
+
+def simulate_json(r: SimulateRun) -> dict[str, Any]:
+    per = {name: system_json(s) for name, s in r.systems.items()}
+    head = per[r.head]
+    runs = [s.result for s in r.systems.values()]
+    events, cpu, arrived = sum(x.events for x in runs), sum(x.cpu_s for x in runs), sum(x.requests for x in runs)
+    c = r.control
+    return {
+        "scenario": r.scenario, "model": r.model, "system": r.head,
+        **{k: v for k, v in head.items() if k not in ("sim", "config", "load", "capacity_rps", "capacity_binding",
+                                                      "rate_rps", "analytic")},
+        "rate_rps": r.rate_rps, "load": r.load, "load_reference": REFERENCE, "systems": per,
+        "sim": {"seed": r.seed, "requests": r.requests, "duration_s": r.duration_s,
+                "warmup_fraction": r.warmup_fraction, "workload": r.workload, "arrival": r.arrival,
+                "cache_mode": r.cache_mode, "events": events, "cpu_s": cpu,
+                "requests_per_cpu_s": _finite(arrived / cpu if cpu > 0 else None),
+                "events_per_cpu_s": _finite(events / cpu if cpu > 0 else None),
+                "control": None if c is None else {"max_link_utilization": c.max_link_utilization,
+                                                   "window_s": c.window_s, "margin": c.margin,
+                                                   "period_s": c.period_s}},
+    }
