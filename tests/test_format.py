@@ -193,3 +193,12 @@ def test_calibrate_hold_refuses_non_finite_numbers(tmp_path):
     path.write_text("model,length,prefill_s\ninternal-1t,32768,1.84\ninternal-1t,131072,7.4\n")
     line = _one_line_error(invoke("calibrate", str(path), "--hold", "prefill_overhead_ms=inf"))
     assert line == "error: --hold: 'prefill_overhead_ms=inf': 'inf' is not a finite number"
+
+
+def test_a_vanishing_bandwidth_prints_no_infinite_cost():
+    """2.2e-308 Gbps: naive PD serves ~1e-300 req/s and its cost per million requests passes the
+    largest float; it prints as unknown (null), never inf (a fuzz find)."""
+    res = invoke("optimize", "--set", "link.bandwidth=2.2250738585072014e-308", "--format", "json")
+    assert res.exit_code == 0, res.output
+    naive = json.loads(res.stdout)["baselines"]["naive_heterogeneous"]
+    assert naive["lambda_max_rps"] > 0 and naive["cost_per_million_requests"] is None

@@ -185,7 +185,7 @@ def kv_rate(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int] 
         raise SpecError(f"must be a positive number of instances, got {instances}", field="--instances")
     m = load_model(model_ref, catalog)
     lengths = default_lengths(m) if lengths is None else lengths
-    require_context(m, lengths, "--lengths", allow=allow_beyond_context)
+    require_context(m, lengths, "--lengths", allow=allow_beyond_context, ref=model_ref)
     inst = instance(hardware, gpus, catalog)
     kvd, std = _dtype(kv_dtype, "--kv-dtype"), _dtype(state_dtype, "--state-dtype")
     if source == "both":

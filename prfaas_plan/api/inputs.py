@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from prfaas_plan import units
 from prfaas_plan.errors import SpecError
-from prfaas_plan.io.load import Catalog, load_gpu
+from prfaas_plan.io.load import Catalog, is_path_like, load_gpu
 from prfaas_plan.specs.hardware import InstanceSpec
 from prfaas_plan.specs.model import ModelSpec
 
@@ -22,14 +22,17 @@ def default_lengths(model: ModelSpec) -> list[int]:
     return [n for n in DEFAULT_LENGTHS if n < limit] + [int(limit)]
 
 
-def require_context(model: ModelSpec, lengths: Sequence[float], option: str, *, allow: bool = False) -> None:
-    """Refuse lengths past the model's max_position_embeddings unless the user allows them."""
+def require_context(model: ModelSpec, lengths: Sequence[float], option: str, *, allow: bool = False,
+                    ref: str | None = None) -> None:
+    """Refuse lengths past the model's max_position_embeddings unless the user allows them;
+    ``ref``: how the model was named, so a model file the limit comes from is named too."""
     over = model.beyond_context(lengths)
     if over and not allow:
         n, limit = over[0], model.max_position_embeddings
+        where = f" in {ref}" if ref is not None and is_path_like(ref) else ""
         raise SpecError(f"{units.format_length(n)} ({n:,.0f} tokens) is beyond {model.name}'s context of "
-                        f"{limit:,} tokens (max_position_embeddings); pass --allow-beyond-context to extrapolate",
-                        field=option)
+                        f"{limit:,} tokens (max_position_embeddings{where}); pass --allow-beyond-context to "
+                        "extrapolate", field=option)
 
 
 def instance(hardware: str, gpus: int, catalog: Catalog) -> InstanceSpec:

@@ -60,8 +60,8 @@ def perf(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int] | N
         raise SpecError(f"must be in (0, 1], got {memory_fraction:g}", field="--memory-fraction")
     m = load_model(model_ref, catalog)
     lengths = default_lengths(m) if lengths is None else lengths
-    require_context(m, lengths, "--lengths", allow=allow_beyond_context)
-    require_context(m, [context], "--context", allow=allow_beyond_context)
+    require_context(m, lengths, "--lengths", allow=allow_beyond_context, ref=model_ref)
+    require_context(m, [context], "--context", allow=allow_beyond_context, ref=model_ref)
     inst = instance(hardware, gpus, catalog)
     pre = prefill.prefill_time(m, inst, np.asarray(lengths, dtype=np.float64))
     step = decode.decode_step(m, inst, np.asarray(batches, dtype=np.float64), context)

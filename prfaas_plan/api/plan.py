@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from functools import cached_property
@@ -126,10 +127,13 @@ def _space(sc: ScenarioSpec) -> Space:
 
 
 def _cost(price_per_hour: float | None, lam: float) -> float | None:
-    """Dollars per million requests served at Lambda_max."""
+    """Dollars per million requests served at Lambda_max; None without a price, a rate, or where
+    it passes the largest float (a rate near 1e-300 req/s: no number to print)."""
     if price_per_hour is None or lam <= 0:
         return None
-    return price_per_hour / (lam * units.HOUR) * units.MILLION
+    with np.errstate(over="ignore"):
+        cost = float(np.float64(price_per_hour) / (lam * units.HOUR) * units.MILLION)
+    return cost if math.isfinite(cost) else None
 
 
 def homogeneous_splits(sc: ScenarioSpec, cluster: ClusterSpec, method: Method) -> tuple[Timing, list[OperatingPoint]]:

@@ -9,10 +9,11 @@ from typing import Any
 import numpy as np
 
 from prfaas_plan.api.latency import resolve_rate
-from prfaas_plan.api.sim import DEFAULT_LOAD, DEFAULT_REQUESTS, WARMUP_FRACTION, _finite, checked
+from prfaas_plan.api.sim import DEFAULT_LOAD, DEFAULT_REQUESTS, WARMUP_FRACTION, checked
 from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS
 from prfaas_plan.api.topology_systems import system_latency, topology_systems
 from prfaas_plan.errors import SpecError
+from prfaas_plan.sim.result import TopologyRun, TopologySimulateRun
 from prfaas_plan.sim.topology import simulate_topology
 from prfaas_plan.specs.run import RunArgs, check_size
 from prfaas_plan.specs.scenario import ScenarioSpec
@@ -23,7 +24,7 @@ _TTFT = ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s")
 def simulate(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | None = None,
              n_requests: int | None = None, duration_s: float | None = None, seed: int | None = None,
              which: tuple[str, ...] = (PRFAAS, HOMOGENEOUS, NAIVE),
-             progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
+             progress: Callable[[str, int, int], None] | None = None) -> TopologySimulateRun:
     """Every system of the topology at the same total rate (``rate_rps``, or ``load`` x the
     smallest exact-method capacity; default load 0.8); per system and site the simulated and
     analytic TTFT, link utilisation and throughput. One random stream per system."""
@@ -44,32 +45,17 @@ def simulate(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | N
     if n_requests is None and duration_s is None and not all(traced):
         n_requests = DEFAULT_REQUESTS
     streams = np.random.SeedSequence(int(seed or 0)).spawn(len(systems))
-    per: dict[str, Any] = {}
+    runs: dict[str, TopologyRun] = {}
     for (name, system), stream in zip(systems.items(), streams, strict=True):
         expected = n_requests or max(1, round(rate * (duration_s or 0.0)))
         tick = None if progress is None else (lambda n, name=name, e=expected: progress(f"simulating {name}", n, e))
         res = simulate_topology(sc, system, rate_rps=rate, n_requests=n_requests, duration_s=duration_s,
                                 rng=np.random.default_rng(stream), warmup_fraction=WARMUP_FRACTION, progress=tick)
-        analytic = system_latency(sc, system, rate)
-        d = res.to_dict()
-        sites = {}
-        for s in system.sites:
-            sd = d["sites"][s.site]
-            sites[s.site] = {k: sd.get(k) for k in (*_TTFT, "throughput_rps", "link_utilization", "completed",
-                                                    "prefix_hit_rate")} | {
-                "demand_share": s.demand_share,
-                "config": {"threshold_tokens": s.config.threshold_tokens, "n_p": s.config.n_p, "n_d": s.config.n_d},
-                "analytic": {k: getattr(analytic.sites[s.site], k) for k in _TTFT}}
-        per[name] = {k: d.get(k) for k in (*_TTFT, "throughput_rps", "completed", "requests", "prfaas_utilization")} | {
-            "capacity_rps": system.capacity_rps, "capacity_binding": system.capacity_binding,
-            "load": rate / system.capacity_rps, "n_prfaas": system.n_prfaas, "sites": sites,
-            "analytic": {k: getattr(analytic, k) for k in (*_TTFT, "stable")},
-            "sim": {"events": res.events, "cpu_s": res.cpu_s,
-                    "requests_per_cpu_s": _finite(res.requests / res.cpu_s if res.cpu_s > 0 else None)}}
-    return {"scenario": sc.name, "model": sc.model.name, "rate_rps": rate, "load": load_f,
-            "load_reference": "smallest exact-method Lambda_max among the systems", "systems": per,
-            "sim": {"seed": None if all(traced) else int(seed or 0), "requests": n_requests, "duration_s": duration_s,
-                    "warmup_fraction": WARMUP_FRACTION}}
+        runs[name] = TopologyRun(name=name, result=res, system=system, analytic=system_latency(sc, system, rate),
+                                 load=rate / system.capacity_rps)
+    return TopologySimulateRun(scenario=sc.name, model=sc.model.name, rate_rps=rate, load=load_f, systems=runs,
+                               seed=None if all(traced) else int(seed or 0), requests=n_requests,
+                               duration_s=duration_s, warmup_fraction=WARMUP_FRACTION)
 
 
 def _site(sc: ScenarioSpec, workload: Any) -> ScenarioSpec:

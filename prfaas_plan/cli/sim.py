@@ -66,8 +66,10 @@ def simulate(
             if given is not None:
                 raise SpecError(f"{option} covers one PD site; this scenario has several", field=option)
         with Bar() as tick:
-            payload = topology_sim.simulate(sc, **args.keywords(), progress=tick)
-        emit_topology_sim(fmt, payload)
+            run = topology_sim.simulate(sc, **args.keywords(), progress=tick)
+        from prfaas_plan.report.sim_json import topology_simulate_json
+
+        emit_topology_sim(fmt, run, topology_simulate_json(run))
         return
     with Bar() as tick:
         run = api_sim.run_systems(sc, **args.keywords(), records=records is not None, progress=tick)

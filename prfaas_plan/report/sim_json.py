@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from prfaas_plan.sim.result import SimResult, SimulateRun, SystemRun
+from prfaas_plan.sim.result import SimResult, SimulateRun, SystemRun, TopologyRun, TopologySimulateRun
 
 REFERENCE = "smallest exact-method Lambda_max among the systems"
 _FIRST = ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "tpot_s", "per_path", "throughput_rps",
@@ -55,3 +55,30 @@ def simulate_json(r: SimulateRun) -> dict[str, Any]:
                                                    "window_s": c.window_s, "margin": c.margin,
                                                    "period_s": c.period_s}},
     }
+
+
+_TTFT = ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s")
+
+
+def topology_system_json(t: TopologyRun) -> dict[str, Any]:
+    d, a, system, res = t.result.to_dict(), t.analytic, t.system, t.result
+    sites = {}
+    for s in system.sites:
+        sd = d["sites"][s.site]
+        sites[s.site] = {k: sd.get(k) for k in (*_TTFT, "throughput_rps", "link_utilization", "completed",
+                                                "prefix_hit_rate")} | {
+            "demand_share": s.demand_share,
+            "config": {"threshold_tokens": s.config.threshold_tokens, "n_p": s.config.n_p, "n_d": s.config.n_d},
+            "analytic": {k: getattr(a.sites[s.site], k) for k in _TTFT}}
+    return {k: d.get(k) for k in (*_TTFT, "throughput_rps", "completed", "requests", "prfaas_utilization")} | {
+        "capacity_rps": system.capacity_rps, "capacity_binding": system.capacity_binding, "load": t.load,
+        "n_prfaas": system.n_prfaas, "sites": sites, "analytic": {k: getattr(a, k) for k in (*_TTFT, "stable")},
+        "sim": {"events": res.events, "cpu_s": res.cpu_s,
+                "requests_per_cpu_s": _finite(res.requests / res.cpu_s if res.cpu_s > 0 else None)}}
+
+
+def topology_simulate_json(r: TopologySimulateRun) -> dict[str, Any]:
+    return {"scenario": r.scenario, "model": r.model, "rate_rps": r.rate_rps, "load": r.load,
+            "load_reference": REFERENCE, "systems": {n: topology_system_json(t) for n, t in r.systems.items()},
+            "sim": {"seed": r.seed, "requests": r.requests, "duration_s": r.duration_s,
+                    "warmup_fraction": r.warmup_fraction}}

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.render import emit, num, table
 from prfaas_plan.report.views_plan import _f, _t, _x
+from prfaas_plan.sim.result import TopologySimulateRun
 from prfaas_plan.specs.results import (
     SystemTiming,
     TopologyLatencyResult,
@@ -174,25 +176,33 @@ def emit_topology_sweep(fmt: str, s: dict[str, Any]) -> None:
     emit(fmt, s, rows=flat, tables=tables)
 
 
-def emit_topology_sim(fmt: str, r: dict[str, Any]) -> None:
+def _fin(x: float | None) -> float | None:
+    return x if x is not None and math.isfinite(x) else None
+
+
+def emit_topology_sim(fmt: str, r: TopologySimulateRun, payload: dict[str, Any]) -> None:
     """`simulate` of a topology: simulated (and analytic) TTFT per system and site."""
 
     def tables():
         rows = []
-        for name, s in r["systems"].items():
-            a = s["analytic"]
-            rows.append([NAMES.get(name, name), "all sites", f"{s['load'] * 100:.0f}%", _s(s["ttft_mean_s"]),
-                         _s(s["ttft_p90_s"]), _s(s["ttft_p99_s"]), _s(a["ttft_mean_s"]), _s(a["ttft_p90_s"]),
-                         _pct(s["prfaas_utilization"]) if s["n_prfaas"] else "-"])
-            for site, d in s["sites"].items():
-                rows.append(["", site, "", _s(d["ttft_mean_s"]), _s(d["ttft_p90_s"]), _s(d["ttft_p99_s"]),
-                             _s(d["analytic"]["ttft_mean_s"]), _s(d["analytic"]["ttft_p90_s"]),
-                             _pct(d["link_utilization"]) if s["n_prfaas"] else "-"])
-        return [table(f"{r['scenario']}: simulated TTFT at {r['rate_rps']:.3f} req/s in total "
-                      f"({r['load'] * 100:.0f}% of the smallest capacity)",
+        for name, t in r.systems.items():
+            res, a, shared = t.result, t.analytic, t.system.n_prfaas > 0
+            h = res.ttft
+            rows.append([NAMES.get(name, name), "all sites", f"{t.load * 100:.0f}%", _s(_fin(h.mean)),
+                         _s(_fin(h.quantile(0.9))), _s(_fin(h.quantile(0.99))), _s(a.ttft_mean_s), _s(a.ttft_p90_s),
+                         _pct(_fin(res.prfaas_utilization)) if shared else "-"])
+            for site, sr in res.sites.items():
+                sa, hs = a.sites[site], sr.ttft
+                rows.append(["", site, "", _s(_fin(hs.mean)), _s(_fin(hs.quantile(0.9))), _s(_fin(hs.quantile(0.99))),
+                             _s(sa.ttft_mean_s), _s(sa.ttft_p90_s),
+                             _pct(_fin(sr.link_utilization)) if shared else "-"])
+        return [table(f"{r.scenario}: simulated TTFT at {r.rate_rps:.3f} req/s in total "
+                      f"({r.load * 100:.0f}% of the smallest capacity)",
                       ["system", "site", "load", "TTFT mean s", "P90 s", "P99 s", "analytic mean s", "analytic P90 s",
                        "PrfaaS / link busy"], rows)]
 
     rows = [{"system": n, "site": site} | {k: v for k, v in d.items() if not isinstance(v, dict | list)}
-            for n, s in r["systems"].items() for site, d in s["sites"].items()]
-    emit(fmt, r, rows=rows, tables=tables)
+            for n, s in payload["systems"].items() for site, d in s["sites"].items()]
+    emit(fmt, payload, rows=rows, tables=tables)
+
+

@@ -11,7 +11,8 @@ import numpy as np
 
 from prfaas_plan.sim.entities import Hist
 
-__all__ = ["SimResult", "SimulateRun", "SystemRun", "TopologySimResult", "json_ready"]
+__all__ = ["SimResult", "SimulateRun", "SystemRun", "TopologyRun", "TopologySimResult", "TopologySimulateRun",
+           "json_ready"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -174,3 +175,31 @@ class SimulateRun:
     arrival: str
     cache_mode: str
     control: Any  # specs.system.ControlConfig | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopologyRun:
+    """One system of a topology simulated at the shared total rate, with the analytic timing
+    (``specs.results.TopologyTiming``) at the same rate."""
+
+    name: str
+    result: TopologySimResult
+    system: Any  # specs.topology.TopologySystem
+    analytic: Any  # specs.results.TopologyTiming
+    load: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TopologySimulateRun:
+    """`simulate` on a topology: every system at the same total rate; its JSON is
+    ``report.sim_json.topology_simulate_json``'s."""
+
+    scenario: str
+    model: str
+    rate_rps: float
+    load: float
+    systems: dict[str, TopologyRun]
+    seed: int | None
+    requests: int | None
+    duration_s: float | None
+    warmup_fraction: float
