@@ -39,7 +39,9 @@ def _timing(key: str) -> bool:
 
 CASES = [("optimize", s, ()) for s in ("paper-case-study", "qwen35-b200-h200", "two-regions")] + [
     (cmd, s, args) for s in ("paper-case-study", "two-regions")
-    for cmd, args in (("latency", ("--load", "0.7")), ("simulate", ("--load", "0.7", "--requests", "3000")))]
+    for cmd, args in (("latency", ("--load", "0.7")), ("simulate", ("--load", "0.7", "--requests", "3000")))] + [
+    ("sweep", "paper-case-study", ("--set", "link.bandwidth=1Gbps..100Gbps:5", "--log")),
+    ("sweep", "two-regions", ("--set", "links[1].bandwidth=1Gbps..100Gbps:5", "--log"))]
 
 
 @pytest.mark.parametrize(("command", "scenario", "args"), CASES, ids=[f"{c}-{s}" for c, s, _ in CASES])
