@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -148,7 +147,3 @@ def simulate_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: f
     """
     return run_systems(sc, rate_rps=rate_rps, load=load, n_requests=n_requests, duration_s=duration_s,
                        seed=seed, records=records, which=which, control=control).payload
-
-
-def _finite(x: float | None) -> float | None:
-    return x if x is not None and math.isfinite(x) else None

@@ -4,7 +4,7 @@ rate (``sim.topology``), with the analytic per-site TTFT beside it."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from dataclasses import replace
 
 import numpy as np
 
@@ -17,8 +17,6 @@ from prfaas_plan.sim.result import TopologyRun, TopologySimulateRun
 from prfaas_plan.sim.topology import simulate_topology
 from prfaas_plan.specs.run import RunArgs, check_size
 from prfaas_plan.specs.scenario import ScenarioSpec
-
-_TTFT = ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s")
 
 
 def simulate(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | None = None,
@@ -34,7 +32,7 @@ def simulate(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | N
                         "control section", source=sc.path, field="control")
     traced = [s.workload.trace is not None for s in sc.topology.sites if s.workload is not None]
     args = RunArgs(rate_rps=rate_rps, load=load, n_requests=n_requests, duration_s=duration_s, seed=seed)
-    checked(args, *(sc if s.workload is None else _site(sc, s.workload) for s in sc.topology.sites),
+    checked(args, *(sc if s.workload is None else replace(sc, workload=s.workload) for s in sc.topology.sites),
             refuse_seed=not any(traced))
     if seed is not None and all(traced):
         raise SpecError("every site replays a trace as recorded, nothing is drawn at random: drop --seed",
@@ -56,9 +54,3 @@ def simulate(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | N
     return TopologySimulateRun(scenario=sc.name, model=sc.model.name, rate_rps=rate, load=load_f, systems=runs,
                                seed=None if all(traced) else int(seed or 0), requests=n_requests,
                                duration_s=duration_s, warmup_fraction=WARMUP_FRACTION)
-
-
-def _site(sc: ScenarioSpec, workload: Any) -> ScenarioSpec:
-    from dataclasses import replace
-
-    return replace(sc, workload=workload)

@@ -8,7 +8,7 @@ from typing import Any
 from prfaas_plan.specs.results import LatencyResult, SystemTiming, TopologyLatencyResult, TopologyTiming
 
 REFERENCE = "smallest exact-method Lambda_max among the systems"
-_TTFT = ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s")
+TTFT_KEYS = ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s")
 
 
 def system_json(t: SystemTiming) -> dict[str, Any]:
@@ -19,7 +19,7 @@ def system_json(t: SystemTiming) -> dict[str, Any]:
         "unstable_stages": list(t.unstable_stages), "tpot_s": t.tpot_s, "p_offload": t.p_offload,
         "zero_load_ttft_mean_s": t.zero_load_ttft_mean_s,
     }
-    out |= {k: getattr(t, k) for k in _TTFT}
+    out |= {k: getattr(t, k) for k in TTFT_KEYS}
     if not t.stable:
         return out | {"per_path": {}}
     out["per_path"] = {p.name: {"share": p.share, "rate_rps": p.rate_rps, "ttft_mean_s": p.ttft_mean_s,
@@ -43,7 +43,7 @@ def topology_timing_json(t: TopologyTiming) -> dict[str, Any]:
     return {"capacity_rps": t.capacity_rps, "capacity_binding": t.capacity_binding, "rate_rps": t.rate_rps,
             "load": t.load, "stable": t.stable, "prfaas_utilization": t.prfaas_utilization, "n_prfaas": t.n_prfaas,
             "sites": {name: system_json(s) | {"demand_share": t.shares[name]} for name, s in t.sites.items()}} | {
-        k: getattr(t, k) for k in _TTFT}
+        k: getattr(t, k) for k in TTFT_KEYS}
 
 
 def topology_latency_json(r: TopologyLatencyResult) -> dict[str, Any]:

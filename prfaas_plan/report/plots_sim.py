@@ -6,8 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from prfaas_plan.report.plots import _pyplot, _save
-
-NAMES = {"prfaas": "PrfaaS-PD", "homogeneous": "Homogeneous PD", "naive_heterogeneous": "Naive heterogeneous"}
+from prfaas_plan.report.render import SYSTEM_NAMES
 
 
 def sim_figure(run: Any, path: Path) -> None:
@@ -18,7 +17,7 @@ def sim_figure(run: Any, path: Path) -> None:
     for name, res in run.results.items():
         edges, cdf = res.ttft.cdf()
         if edges.size:
-            ax1.step(edges, cdf, where="post", label=NAMES.get(name, name))
+            ax1.step(edges, cdf, where="post", label=SYSTEM_NAMES.get(name, name))
     ax1.set_xscale("log")
     ax1.set_xlabel("TTFT (s)")
     ax1.set_ylabel("fraction of requests")
@@ -32,7 +31,7 @@ def sim_figure(run: Any, path: Path) -> None:
             continue
         starts, util = res.link_series
         if starts.size:
-            ax2.plot(starts, util * 100, lw=0.8, label=NAMES.get(name, name))
+            ax2.plot(starts, util * 100, lw=0.8, label=SYSTEM_NAMES.get(name, name))
             drawn = True
     ax2.set_xlabel("simulated time (s)")
     ax2.set_ylabel("link utilisation (%)")

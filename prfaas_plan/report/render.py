@@ -130,3 +130,17 @@ def count(x: float | None) -> str:
         if abs(x) >= scale:
             return f"{x / scale:.3g}{suffix}" if abs(x) < BIG else f"{x:.3g}"
     return f"{x:,.0f}"
+
+
+# the systems a scenario compares, as the tables and figures name them
+SYSTEM_NAMES = {"prfaas": "PrfaaS-PD", "homogeneous": "Homogeneous PD", "naive_heterogeneous": "Naive heterogeneous"}
+
+
+def secs(x: float | None) -> str:
+    """Seconds to the millisecond: "2.025"; "-" for none."""
+    return "-" if x is None else f"{x:.3f}"
+
+
+def pct(x: float | None) -> str:
+    """A fraction as a percentage: "37.5%"; "-" for none."""
+    return "-" if x is None else f"{x * 100:.1f}%"

@@ -6,15 +6,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from prfaas_plan.report.latency_json import REFERENCE, TTFT_KEYS
 from prfaas_plan.sim.result import SimResult, SimulateRun, SystemRun, TopologyRun, TopologySimulateRun
 
-REFERENCE = "smallest exact-method Lambda_max among the systems"
 _FIRST = ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "tpot_s", "per_path", "throughput_rps",
           "completed", "link_utilization", "prefix_hit_rate", "recompute_avoided_rate")
 
 
-def _finite(x: float | None) -> float | None:
-    return x if x is not None and math.isfinite(x) else None
+def _per_cpu_s(count: int, cpu_s: float) -> float | None:
+    """A count per CPU second; None for a run too short to time."""
+    rate = count / cpu_s if cpu_s > 0 else math.inf
+    return rate if math.isfinite(rate) else None
 
 
 def _summary(res: SimResult) -> dict[str, Any]:
@@ -31,7 +33,7 @@ def system_json(s: SystemRun) -> dict[str, Any]:
         "analytic": {"ttft_mean_s": a.ttft_mean_s, "ttft_p50_s": a.ttft_p50_s, "ttft_p90_s": a.ttft_p90_s,
                      "ttft_p99_s": a.ttft_p99_s, "stable": a.stable},
         "sim": {"events": res.events, "cpu_s": res.cpu_s, "wall_s": res.wall_s,
-                "requests_per_cpu_s": _finite(res.requests / res.cpu_s if res.cpu_s > 0 else None)},
+                "requests_per_cpu_s": _per_cpu_s(res.requests, res.cpu_s)},
     }
 
 
@@ -49,15 +51,13 @@ def simulate_json(r: SimulateRun) -> dict[str, Any]:
         "sim": {"seed": r.seed, "requests": r.requests, "duration_s": r.duration_s,
                 "warmup_fraction": r.warmup_fraction, "workload": r.workload, "arrival": r.arrival,
                 "cache_mode": r.cache_mode, "events": events, "cpu_s": cpu,
-                "requests_per_cpu_s": _finite(arrived / cpu if cpu > 0 else None),
-                "events_per_cpu_s": _finite(events / cpu if cpu > 0 else None),
+                "requests_per_cpu_s": _per_cpu_s(arrived, cpu),
+                "events_per_cpu_s": _per_cpu_s(events, cpu),
                 "control": None if c is None else {"max_link_utilization": c.max_link_utilization,
                                                    "window_s": c.window_s, "margin": c.margin,
                                                    "period_s": c.period_s}},
     }
 
-
-_TTFT = ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s")
 
 
 def topology_system_json(t: TopologyRun) -> dict[str, Any]:
@@ -65,16 +65,16 @@ def topology_system_json(t: TopologyRun) -> dict[str, Any]:
     sites = {}
     for s in system.sites:
         sd = d["sites"][s.site]
-        sites[s.site] = {k: sd.get(k) for k in (*_TTFT, "throughput_rps", "link_utilization", "completed",
+        sites[s.site] = {k: sd.get(k) for k in (*TTFT_KEYS, "throughput_rps", "link_utilization", "completed",
                                                 "prefix_hit_rate")} | {
             "demand_share": s.demand_share,
             "config": {"threshold_tokens": s.config.threshold_tokens, "n_p": s.config.n_p, "n_d": s.config.n_d},
-            "analytic": {k: getattr(a.sites[s.site], k) for k in _TTFT}}
-    return {k: d.get(k) for k in (*_TTFT, "throughput_rps", "completed", "requests", "prfaas_utilization")} | {
+            "analytic": {k: getattr(a.sites[s.site], k) for k in TTFT_KEYS}}
+    return {k: d.get(k) for k in (*TTFT_KEYS, "throughput_rps", "completed", "requests", "prfaas_utilization")} | {
         "capacity_rps": system.capacity_rps, "capacity_binding": system.capacity_binding, "load": t.load,
-        "n_prfaas": system.n_prfaas, "sites": sites, "analytic": {k: getattr(a, k) for k in (*_TTFT, "stable")},
+        "n_prfaas": system.n_prfaas, "sites": sites, "analytic": {k: getattr(a, k) for k in (*TTFT_KEYS, "stable")},
         "sim": {"events": res.events, "cpu_s": res.cpu_s,
-                "requests_per_cpu_s": _finite(res.requests / res.cpu_s if res.cpu_s > 0 else None)}}
+                "requests_per_cpu_s": _per_cpu_s(res.requests, res.cpu_s)}}
 
 
 def topology_simulate_json(r: TopologySimulateRun) -> dict[str, Any]:

@@ -5,18 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.report.render import emit, num, table
+from prfaas_plan.report.render import SYSTEM_NAMES, emit, num, pct, secs, table
 from prfaas_plan.sim.result import SimulateRun
-
-NAMES = {"prfaas": "PrfaaS-PD", "homogeneous": "Homogeneous PD", "naive_heterogeneous": "Naive heterogeneous"}
-
-
-def _s(x: float | None) -> str:
-    return "-" if x is None else f"{x:.3f}"
-
-
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{x * 100:.1f}%"
 
 
 def csv_rows(r: dict[str, Any]) -> list[dict[str, Any]]:
@@ -35,7 +25,7 @@ def csv_rows(r: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _ttft(h: Any) -> list[str]:
-    return [_s(h.mean), _s(h.quantile(0.5)), _s(h.quantile(0.9)), _s(h.quantile(0.99))]
+    return [secs(h.mean), secs(h.quantile(0.5)), secs(h.quantile(0.9)), secs(h.quantile(0.99))]
 
 
 def _caption(r: SimulateRun) -> str:
@@ -47,8 +37,8 @@ def _caption(r: SimulateRun) -> str:
                + f"; first {r.warmup_fraction * 100:.0f}% not measured")
     head = r.systems[r.head].result
     if head.prefix_hit_rate is not None:
-        caption += (f"; prefix hit rate {_pct(head.prefix_hit_rate)} (PD cluster's cache, every request, "
-                    f"as optimize counts it); {_pct(head.recompute_avoided_rate)} of the measured input "
+        caption += (f"; prefix hit rate {pct(head.prefix_hit_rate)} (PD cluster's cache, every request, "
+                    f"as optimize counts it); {pct(head.recompute_avoided_rate)} of the measured input "
                     f"tokens not prefilled ({r.cache_mode})")
     return caption
 
@@ -59,17 +49,17 @@ def emit_sim(fmt: str, r: SimulateRun, payload: dict[str, Any]) -> None:
     def tables() -> list[Any]:
         rows, load_rows, path_rows = [], [], []
         for name, s in r.systems.items():
-            res, a, label = s.result, s.analytic, NAMES.get(name, name)
-            rows.append([label, f"{s.load * 100:.0f}%", *_ttft(res.ttft), _s(a.ttft_mean_s), _s(a.ttft_p90_s),
+            res, a, label = s.result, s.analytic, SYSTEM_NAMES.get(name, name)
+            rows.append([label, f"{s.load * 100:.0f}%", *_ttft(res.ttft), secs(a.ttft_mean_s), secs(a.ttft_p90_s),
                          f"{units.s_to_ms(res.tpot_s):.1f}"])
             load_rows.append([label, f"{s.n_prfaas or '-'} / {s.n_p or '-'} / {s.n_d}", num(s.capacity_rps, 3),
-                              num(res.throughput_rps, 3), f"{res.completed:,}", _pct(res.link_utilization),
+                              num(res.throughput_rps, 3), f"{res.completed:,}", pct(res.link_utilization),
                               f"{res.kept_local:,}", f"{res.role_changes:,}"])
             n = res.ttft.n
             for path, h in res.ttft_paths.items():
-                path_rows.append([label, path, _pct(h.n / n if n else None), *_ttft(h), _pct(res.utilization.get(path)),
+                path_rows.append([label, path, pct(h.n / n if n else None), *_ttft(h), pct(res.utilization.get(path)),
                                   num(res.mean_queue.get(path), 2)])
-            path_rows.append([label, "decode", "", "", "", "", "", _pct(res.utilization.get("decode")),
+            path_rows.append([label, "decode", "", "", "", "", "", pct(res.utilization.get("decode")),
                               num(res.mean_queue.get("decode"), 2)])
         return [table(f"{r.scenario}: simulated TTFT at {r.rate_rps:.3f} req/s "
                       f"({r.load * 100:.0f}% of the smallest capacity)",

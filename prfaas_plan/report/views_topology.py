@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.report.render import emit, num, table
+from prfaas_plan.report.render import SYSTEM_NAMES, emit, num, pct, secs, table
 from prfaas_plan.report.views_plan import _f, _t, _x
 from prfaas_plan.sim.result import TopologySimulateRun
 from prfaas_plan.specs.results import (
@@ -26,10 +26,6 @@ def emit_topology(fmt: str, r: TopologyPlanResult, payload: dict[str, Any]) -> N
     emit(fmt, payload, rows=rows, tables=lambda: _tables(r))
 
 
-def _pct(x: float | None) -> str:
-    return "-" if x is None else f"{x * 100:.1f}%"
-
-
 def _kinds(bindings: list[str]) -> str:
     """What binds each site of a baseline, once per kind: "decode" or "decode, link"."""
     return ", ".join(dict.fromkeys(b.split(" ")[0] for b in bindings))
@@ -41,9 +37,9 @@ def _site_rows(r: TopologyPlanResult, b: TopologyPoint) -> list[list[str]]:
         pool = info.pool
         rows.append([info.name, f"{pool.instances}x{pool.gpus_per_instance}x{pool.hardware}",
                      f"{info.demand_share * 100:.0f}%", _t(s.threshold_tokens), f"{s.n_p} / {s.n_d}",
-                     _pct(s.p_offload), _f(s.lambda_rps, 3),
+                     pct(s.p_offload), _f(s.lambda_rps, 3),
                      f"{num(units.bytes_per_s_to_gbps(s.egress_bytes_per_s), 2)} / "
-                     f"{num(units.bytes_per_s_to_gbps(info.link_usable_bytes_per_s), 1)} ({_pct(s.link_utilization)})",
+                     f"{num(units.bytes_per_s_to_gbps(info.link_usable_bytes_per_s), 1)} ({pct(s.link_utilization)})",
                      _f(s.prfaas_seconds_per_s, 2)])
     return rows
 
@@ -67,10 +63,10 @@ def _slo_rows(slo: Any) -> list[list[str]]:
     for key in ("prfaas", "homogeneous", "naive_heterogeneous"):
         d = slo.get(key)
         if d is None:
-            rows.append([NAMES[key], "none", "-", "misses the bound even at zero load"])
+            rows.append([SYSTEM_NAMES[key], "none", "-", "misses the bound even at zero load"])
             continue
         worst = max(v["ttft_p90_s"] if slo["statistic"] == "p90" else v["ttft_mean_s"] for v in d["sites"].values())
-        rows.append([NAMES[key], _f(d["lambda_ttft_rps"], 3), _f(d["capacity_rps"], 3),
+        rows.append([SYSTEM_NAMES[key], _f(d["lambda_ttft_rps"], 3), _f(d["capacity_rps"], 3),
                      f"{d['binding']} (worst site {_f(worst, 2)} s)"])
     return rows
 
@@ -85,7 +81,7 @@ def _tables(r: TopologyPlanResult) -> list[Any]:
     tight = [t for t in b.tight if t != b.binding]
     caption = (f"Lambda_max {_f(b.lambda_max_rps, 3)} req/s in total, bound by {b.binding}"
                + (f" (= {', '.join(tight)})" if tight else "")
-               + f"; the prefill service is {_pct(b.prfaas_utilization)} busy.")
+               + f"; the prefill service is {pct(b.prfaas_utilization)} busy.")
     out: list[Any] = [table(title, ["site", "instances", "demand", "threshold t", "N_p / N_d", "offloaded p",
                                     "Lambda_i req/s", "egress / usable Gbps", "PrfaaS busy"], _site_rows(r, b),
                             caption=caption)]
@@ -114,13 +110,6 @@ def _tables(r: TopologyPlanResult) -> list[Any]:
     return out
 
 
-def _s(x: float | None) -> str:
-    return "-" if x is None else f"{x:.3f}"
-
-
-NAMES = {"prfaas": "PrfaaS-PD", "homogeneous": "Homogeneous PD", "naive_heterogeneous": "Naive heterogeneous"}
-
-
 def emit_topology_latency(fmt: str, r: TopologyLatencyResult, payload: dict[str, Any]) -> None:
     """`latency` (or the analytic side of `simulate`) per system and site of a topology."""
 
@@ -130,21 +119,21 @@ def emit_topology_latency(fmt: str, r: TopologyLatencyResult, payload: dict[str,
     def tables():
         rows = []
         for name, s in r.systems.items():
-            busy = _pct(s.prfaas_utilization) if s.n_prfaas else "-"
-            ttft = [_s(s.ttft_mean_s), _s(s.ttft_p50_s), _s(s.ttft_p90_s), _s(s.ttft_p99_s)]
+            busy = pct(s.prfaas_utilization) if s.n_prfaas else "-"
+            ttft = [secs(s.ttft_mean_s), secs(s.ttft_p50_s), secs(s.ttft_p90_s), secs(s.ttft_p99_s)]
             if not s.stable:
                 unstable = [u for t in s.sites.values() for u in t.unstable_stages] or ["a site"]
-                rows.append([NAMES.get(name, name), "all sites", "-", "unstable: " + ", ".join(unstable), "", "", "",
-                             ""])
+                rows.append([SYSTEM_NAMES.get(name, name), "all sites", "-", "unstable: " + ", ".join(unstable),
+                             "", "", "", ""])
             else:
-                rows.append([NAMES.get(name, name), "all sites", "-", *ttft, busy])
+                rows.append([SYSTEM_NAMES.get(name, name), "all sites", "-", *ttft, busy])
             for site, t in s.sites.items():
                 if not t.stable:
-                    rows.append([NAMES.get(name, name), site, split(t), "unstable: " + ", ".join(t.unstable_stages),
-                                 "", "", "", ""])
+                    rows.append([SYSTEM_NAMES.get(name, name), site, split(t),
+                                 "unstable: " + ", ".join(t.unstable_stages), "", "", "", ""])
                     continue
-                rows.append([NAMES.get(name, name), site, split(t), _s(t.ttft_mean_s), _s(t.ttft_p50_s),
-                             _s(t.ttft_p90_s), _s(t.ttft_p99_s), _pct(t.link_utilization) if s.n_prfaas else "-"])
+                rows.append([SYSTEM_NAMES.get(name, name), site, split(t), secs(t.ttft_mean_s), secs(t.ttft_p50_s),
+                             secs(t.ttft_p90_s), secs(t.ttft_p99_s), pct(t.link_utilization) if s.n_prfaas else "-"])
         return [table(f"{r.scenario}: analytic TTFT at {r.rate_rps:.3f} req/s in total "
                       f"({r.load * 100:.0f}% of the smallest capacity)",
                       ["system", "site", "t N_p/N_d", "TTFT mean s", "P50 s", "P90 s", "P99 s",
@@ -188,14 +177,14 @@ def emit_topology_sim(fmt: str, r: TopologySimulateRun, payload: dict[str, Any])
         for name, t in r.systems.items():
             res, a, shared = t.result, t.analytic, t.system.n_prfaas > 0
             h = res.ttft
-            rows.append([NAMES.get(name, name), "all sites", f"{t.load * 100:.0f}%", _s(_fin(h.mean)),
-                         _s(_fin(h.quantile(0.9))), _s(_fin(h.quantile(0.99))), _s(a.ttft_mean_s), _s(a.ttft_p90_s),
-                         _pct(_fin(res.prfaas_utilization)) if shared else "-"])
+            rows.append([SYSTEM_NAMES.get(name, name), "all sites", f"{t.load * 100:.0f}%", secs(_fin(h.mean)),
+                         secs(_fin(h.quantile(0.9))), secs(_fin(h.quantile(0.99))), secs(a.ttft_mean_s),
+                         secs(a.ttft_p90_s), pct(_fin(res.prfaas_utilization)) if shared else "-"])
             for site, sr in res.sites.items():
                 sa, hs = a.sites[site], sr.ttft
-                rows.append(["", site, "", _s(_fin(hs.mean)), _s(_fin(hs.quantile(0.9))), _s(_fin(hs.quantile(0.99))),
-                             _s(sa.ttft_mean_s), _s(sa.ttft_p90_s),
-                             _pct(_fin(sr.link_utilization)) if shared else "-"])
+                rows.append(["", site, "", secs(_fin(hs.mean)), secs(_fin(hs.quantile(0.9))),
+                             secs(_fin(hs.quantile(0.99))), secs(sa.ttft_mean_s), secs(sa.ttft_p90_s),
+                             pct(_fin(sr.link_utilization)) if shared else "-"])
         return [table(f"{r.scenario}: simulated TTFT at {r.rate_rps:.3f} req/s in total "
                       f"({r.load * 100:.0f}% of the smallest capacity)",
                       ["system", "site", "load", "TTFT mean s", "P90 s", "P99 s", "analytic mean s", "analytic P90 s",

@@ -70,6 +70,18 @@ _SERIES_POINTS = 500  # link utilisation series: about this many windows over th
 _TIE = 0.001  # saturation: stages within 0.1% of the lowest rate tie; the most upstream one is named
 
 
+def drive(engine: Engine, progress: Callable[[int], None] | None, arrived: Callable[[], int],
+          stop: Callable[[], bool]) -> None:
+    """Run ``engine`` in steps of ``_STEP`` events, reporting ``arrived()`` after each, until it
+    runs dry or ``stop()`` (an undrained run: soon after the last arrival)."""
+    while True:
+        n = engine.run(max_events=_STEP)
+        if progress is not None:
+            progress(arrived())
+        if n < _STEP or stop():
+            break
+
+
 class _Run(KvPath):
     """One run's state and event callbacks (bound methods: the engine calls them with a Req); the
     prefill-to-decode life cycle is ``KvPath``'s."""
@@ -198,12 +210,7 @@ class _Run(KvPath):
         self.engine.schedule_at(first, self.arrive)
         if self.balancer is not None:
             self.engine.schedule_at(first + self.period_s, self._tick)
-        while True:
-            n = self.engine.run(max_events=_STEP)
-            if progress is not None:
-                progress(self.arrived)
-            if n < _STEP or (not drain and self.done_arriving):
-                break
+        drive(self.engine, progress, lambda: self.arrived, lambda: not drain and self.done_arriving)
 
     def result(self, rate_rps: float, wall_s: float, cpu_s: float) -> SimResult:
         a, b = self.snaps[0], self.snaps[-1]

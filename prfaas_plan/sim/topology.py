@@ -35,7 +35,7 @@ from prfaas_plan.sim.engine import Engine
 from prfaas_plan.sim.entities import Hist, Pool
 from prfaas_plan.sim.policies import ParamSource, TraceSource, make_source
 from prfaas_plan.sim.result import SimResult, TopologySimResult
-from prfaas_plan.sim.run import _SERIES_POINTS, _STEP, _TIE, Saturation, check_bounds
+from prfaas_plan.sim.run import _SERIES_POINTS, _TIE, Saturation, check_bounds, drive
 from prfaas_plan.sim.site import Site, SiteReq, Snap, Window, pool_snap, pool_window
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.system import SystemConfig
@@ -113,12 +113,7 @@ class _TopologyRun:
             if first is not None:
                 site.pending = self.engine.schedule_at(first, site.arrive)
                 self.open += 1
-        while True:
-            n = self.engine.run(max_events=_STEP)
-            if progress is not None:
-                progress(self.arrived)
-            if n < _STEP or (not drain and self.done_arriving):
-                break
+        drive(self.engine, progress, lambda: self.arrived, lambda: not drain and self.done_arriving)
 
     def result(self, rate_rps: float, wall_s: float, cpu_s: float, drain: bool) -> TopologySimResult:
         """The window's statistics; undrained (saturation), the window ends at the last arrival, so
