@@ -26,6 +26,7 @@ from prfaas_plan.io.load import Catalog
 from prfaas_plan.io.overrides import parse_set
 from prfaas_plan.io.scenario import scenario_mapping
 from prfaas_plan.io.scenario_schema import Cluster, Decode, Link, ScenarioFile, Site, SiteLink, Slo, Workload
+from prfaas_plan.io.topology import link_spec
 from prfaas_plan.specs.scenario import ClusterSpec, DecodeSpec, LinkSpec, ScenarioSpec
 from prfaas_plan.specs.topology import PD, PRFAAS, homogeneous_cluster
 
@@ -114,15 +115,11 @@ def with_output_tokens(sc: ScenarioSpec, output_tokens: float) -> ScenarioSpec:
 # --- per key: the section's schema check, the loader's checks on that key, then the typed patch
 
 
-def _link_spec(lk: Link) -> LinkSpec:
-    return LinkSpec(bandwidth_bytes_per_s=lk.bandwidth, usable_fraction=lk.usable_fraction, rtt_s=lk.rtt)
-
-
 def _link(base: Loaded, m: re.Match[str], value: Any) -> ScenarioSpec | None:
     if base.file.sites is not None:
         return None
     lk = _valid(Link, base.data.get("link"), m["field"], value)
-    return None if lk is None else with_link(base.spec, "local", _link_spec(lk))
+    return None if lk is None else with_link(base.spec, "local", link_spec(lk))
 
 
 def _links(base: Loaded, m: re.Match[str], value: Any) -> ScenarioSpec | None:
@@ -133,7 +130,7 @@ def _links(base: Loaded, m: re.Match[str], value: Any) -> ScenarioSpec | None:
     lk = _valid(SiteLink, raw[i], m["field"], value)
     if lk is None or base.spec.topology is None or lk.target not in {x.target for x in base.spec.topology.links}:
         return None
-    return with_link(base.spec, lk.target, _link_spec(lk))
+    return with_link(base.spec, lk.target, link_spec(lk))
 
 
 def _cluster(base: Loaded, m: re.Match[str], value: Any) -> ScenarioSpec | None:

@@ -26,12 +26,11 @@ from prfaas_plan.io.scenario_schema import (
     UniformLength,
     Workload,
 )
-from prfaas_plan.io.topology import check_form, topology, two_clusters
+from prfaas_plan.io.topology import check_form, link_spec, topology, two_clusters
 from prfaas_plan.specs.hardware import InstanceSpec
 from prfaas_plan.specs.scenario import (
     ClusterSpec,
     DecodeSpec,
-    LinkSpec,
     ScenarioSpec,
     SearchSpec,
     WorkloadSpec,
@@ -226,8 +225,7 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | Non
         workload = workload_spec(sc.workload, path, model, placed)
         topo = two_clusters(_cluster(sc.clusters.prfaas, catalog, placed, "clusters.prfaas"),
                             _cluster(sc.clusters.local, catalog, placed, "clusters.local"),
-                            LinkSpec(bandwidth_bytes_per_s=sc.link.bandwidth, usable_fraction=sc.link.usable_fraction,
-                                     rtt_s=sc.link.rtt), workload)
+                            link_spec(sc.link), workload)
     else:
         shared: dict[int, WorkloadSpec] = {}
 

@@ -19,7 +19,8 @@ from prfaas_plan.specs.topology import PD, PRFAAS, SiteSpec, TopologyLink, Topol
 SHARE_RTOL = 1e-6  # demand shares must sum to 1 within this
 
 
-def _link(lk: Any) -> LinkSpec:
+def link_spec(lk: Any) -> LinkSpec:
+    """A schema link (``Link`` or ``SiteLink``) as the typed LinkSpec."""
     return LinkSpec(bandwidth_bytes_per_s=lk.bandwidth, usable_fraction=lk.usable_fraction, rtt_s=lk.rtt)
 
 
@@ -121,5 +122,5 @@ def topology(sc: ScenarioFile, placed: Placed, *, cluster: Callable[[Any, str], 
                               workload=workload(wl, at)))
     return TopologySpec(prefill=SiteSpec(name=name, role=PRFAAS, cluster=cluster(sc.sites[name], f"sites.{name}")),
                         sites=tuple(sites),
-                        links=tuple(TopologyLink(source=name, target=s.name, link=_link(by_target[s.name]))
+                        links=tuple(TopologyLink(source=name, target=s.name, link=link_spec(by_target[s.name]))
                                     for s in sites))
