@@ -229,6 +229,18 @@ def parse_duration(text: str | float) -> float:
     return out
 
 
+RATE_UNITS = {"rps": 1.0, "req/s": 1.0, "/s": 1.0, "rpm": 1 / 60.0, "req/min": 1 / 60.0, "rph": 1 / HOUR,
+              "req/h": 1 / HOUR}
+
+
+def parse_rate(text: str | float) -> float:
+    """ "40rps", "2400rpm", "40req/s" or a bare number of requests per second -> req/s (> 0)."""
+    out = _scaled(text, RATE_UNITS, "request rate", "rps, req/s, rpm, req/min, req/h", "rps")
+    if not out > 0:
+        raise UnitError(f"{_shown(text)} is not a positive request rate")
+    return out
+
+
 def parse_length(text: str | float | int) -> int:
     """A token length: "1024", "1K" (1024), "128K" (131072), "1M" (1024*1024), "1e5", "1.5K" (1536).
 

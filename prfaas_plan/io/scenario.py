@@ -26,6 +26,7 @@ from prfaas_plan.io.scenario_schema import (
     UniformLength,
     Workload,
 )
+from prfaas_plan.io.sizing import sizing_spec
 from prfaas_plan.io.topology import check_form, link_spec, topology, two_clusters
 from prfaas_plan.specs.hardware import InstanceSpec
 from prfaas_plan.specs.scenario import (
@@ -286,4 +287,6 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | Non
         cache_mode=sc.cache_mode,
         control=_control(sc.control),
         path=source,
+        sizing=None if sc.sizing is None else sizing_spec(
+            sc.sizing, lambda name, at: _named(load_gpu, name, catalog, placed, at), placed),
     )

@@ -189,6 +189,44 @@ class Control(Strict):
     _d = field_validator("window", "period", mode="before")(lambda v: None if v is None else _duration(v))
 
 
+def _rate(v: Any) -> float:
+    return units.parse_rate(v)
+
+
+class SizingRole(Strict):
+    """What one role may buy: hardware kinds, GPUs per instance, at most this many instances a site."""
+
+    hardware: Annotated[list[str], Field(min_length=1)]
+    gpus_per_instance: Annotated[list[Annotated[int, Field(ge=1, le=1024)]], Field(min_length=1)] = Field(
+        default_factory=lambda: [8])
+    max_instances: Annotated[int, Field(ge=1, le=MAX_INSTANCES)]
+    price_per_gpu_hour: dict[str, PositiveFloat] = Field(default_factory=dict)  # by hardware: over the catalog's
+
+
+class SizingTier(Strict):
+    bandwidth: float
+    price_per_hour: NonNegativeFloat
+    usable_fraction: Annotated[float, Field(gt=0, le=1)] | None = None  # None: the link's own
+    _bw = field_validator("bandwidth", mode="before")(lambda v: _bandwidth(v))
+
+
+class Sizing(Strict):
+    """`size`: the demand to serve and what may be bought for it."""
+
+    demand: PositiveFloat  # "40rps" or req/s, total over the PD sites
+    headroom: Annotated[float, Field(gt=0, le=1)] = 0.8
+    prfaas: SizingRole
+    local: SizingRole
+    links: Annotated[list[SizingTier], Field(min_length=1)]
+    egress_price_per_gb: NonNegativeFloat = 0.0  # dollars per GB (1e9 bytes) of KV that crosses
+    demand_factors: Annotated[list[PositiveFloat], Field(min_length=1, max_length=64)] = Field(
+        default_factory=lambda: [0.25, 0.5, 1.0, 2.0, 4.0])
+    ttft_bounds: Annotated[list[PositiveFloat], Field(max_length=32)] | None = None  # the frontier's; None: derived
+    _d = field_validator("demand", mode="before")(lambda v: _rate(v))
+    _t = field_validator("ttft_bounds", mode="before")(
+        lambda v: v if not isinstance(v, list) else [_duration(x) for x in v])
+
+
 class ScenarioProfile(ProfileFields):
     model: str
 
@@ -211,3 +249,4 @@ class ScenarioFile(Strict):
     layerwise_pipelining: bool = True
     cache_mode: Literal["bandwidth-scarce", "bandwidth-abundant"] = "bandwidth-scarce"
     control: Control = Field(default_factory=Control)
+    sizing: Sizing | None = None

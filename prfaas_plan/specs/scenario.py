@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from prfaas_plan.specs.model import ModelSpec
+from prfaas_plan.specs.sizing import SizingSpec
 from prfaas_plan.specs.system import ControlConfig
 from prfaas_plan.specs.topology import ClusterSpec, LinkSpec, TopologySpec, WorkloadSpec
 
@@ -58,6 +59,7 @@ class ScenarioSpec:
     # the sites and links; prfaas / local / link / workload above are its prefill site, its first
     # PD site, that site's link and the scenario's workload. None: the two clusters above.
     topology: TopologySpec | None = None
+    sizing: SizingSpec | None = None  # the `sizing:` section (`size`)
 
     @property
     def multi_site(self) -> bool:

@@ -1,0 +1,144 @@
+"""One sizing solve: the cheapest fleet of a kind (PrfaaS-PD, homogeneous PD, naive) at one demand.
+
+``core.sizing`` does the search; this module builds its site grids from the service laws
+(``api.size_grid``), restricted to the kinds, thresholds and link tiers a variant allows, and
+turns the winner into a typed ``SizedPlan`` with its cost and every stage's utilisation at D.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from prfaas_plan import units
+from prfaas_plan.api.size_grid import Laws, SiteLaws
+from prfaas_plan.core import sizing as ks
+from prfaas_plan.specs.sizing import Cost, LinkTier, Option, SizedPlan, SizedSite
+
+PRFAAS, HOMOGENEOUS, NAIVE = "prfaas", "homogeneous", "naive"
+ALL, NONE, OFFLOAD_ALL = "all", "none", "offload-all"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Variant:
+    """What a solve may buy: the kinds of each role, the thresholds, the tiers, the maxima."""
+
+    kind: str
+    prefill: tuple[Option, ...]  # empty: no prefill service
+    local: tuple[Option, ...]
+    columns: str  # ALL, NONE (nothing offloaded), OFFLOAD_ALL
+    tiers: tuple[int, ...]  # indices into the spec's tiers
+    max_prfaas: int
+    max_local: int
+
+
+def _columns(law: SiteLaws, which: str) -> np.ndarray:
+    if which == NONE:
+        return np.array([law.none_column])
+    if which == OFFLOAD_ALL:
+        return np.array([law.all_column])
+    return np.arange(len(law.t))
+
+
+def _usable(law: SiteLaws, tier: LinkTier) -> float:
+    return tier.bandwidth_bytes_per_s * (tier.usable_fraction if tier.usable_fraction is not None
+                                         else law.link_usable_fraction)
+
+
+def _grid(laws: Laws, law: SiteLaws, v: Variant, pre: Option | None, cols: np.ndarray) -> ks.SiteGrid:
+    tiers = [laws.spec.tiers[m] for m in v.tiers]
+    zero = np.zeros(len(cols))
+    return ks.SiteGrid(
+        share=law.share, p=law.p[cols],
+        t_long_s=law.t_long_s[pre.name][cols] if pre else zero,
+        s_long_bytes=law.s_long_bytes[pre.name][cols] if pre else zero,
+        t_short_s=np.stack([law.t_short_s[o.name][cols] for o in v.local]),
+        decode_rps=np.array([law.decode_rps[o.name] for o in v.local]),
+        instance_price=np.array([o.price_per_instance_hour for o in v.local]),
+        max_instances=v.max_local,
+        tiers=ks.Tiers(usable_bytes_per_s=np.array([_usable(law, t) for t in tiers], dtype=np.float64),
+                       price_per_hour=np.array([t.price_per_hour for t in tiers], dtype=np.float64)),
+        egress_price_per_byte=laws.spec.egress_price_per_byte)
+
+
+def solve(laws: Laws, v: Variant, demand_rps: float) -> SizedPlan | None:
+    """The cheapest fleet ``v`` allows that serves ``demand_rps`` at the headroom; None if none."""
+    lam = demand_rps / laws.spec.headroom
+    cols = [_columns(law, v.columns) for law in laws.sites]
+    best: tuple[float, Option | None, ks.Choice, list[ks.SiteGrid], list[ks.SiteSizes]] | None = None
+    for pre in v.prefill or (None,):
+        grids = [_grid(laws, law, v, pre, c) for law, c in zip(laws.sites, cols, strict=True)]
+        sizes = [ks.site_sizes(g, lam, demand_rps) for g in grids]
+        if pre is None:  # no prefill service: a site may not offload
+            sizes = [_no_offload(s) for s in sizes]
+        merged = ks.merge([(s.load, s.cost) for s in sizes])
+        price = pre.price_per_instance_hour if pre else 0.0
+        choice = ks.cheapest(merged, lam, price, v.max_prfaas if pre else 0)
+        if np.isfinite(choice.cost) and (best is None or choice.cost < best[0]):
+            best = (choice.cost, pre, choice, grids, sizes)
+    if best is None:
+        return None
+    _, pre, choice, grids, sizes = best
+    return _plan(laws, v, demand_rps, pre, choice, cols, grids, sizes)
+
+
+def _no_offload(s: ks.SiteSizes) -> ks.SiteSizes:
+    cost = np.where(s.load > 0, np.inf, s.cost)
+    return ks.SiteSizes(n_p=s.n_p, n_d=s.n_d, tier=s.tier, link_price=s.link_price, egress_price=s.egress_price,
+                        cost=cost, load=s.load, feasible=s.feasible & np.isfinite(cost))
+
+
+def _plan(laws: Laws, v: Variant, demand: float, pre: Option | None, choice: ks.Choice, cols: Sequence[np.ndarray],
+          grids: Sequence[ks.SiteGrid], sizes: Sequence[ks.SiteSizes]) -> SizedPlan:
+    spec = laws.spec
+    sites = []
+    gpu_cost = choice.n_prfaas * (pre.price_per_instance_hour if pre else 0.0)
+    links = egress = out_tokens = 0.0
+    for law, c, g, sz, idx in zip(laws.sites, cols, grids, sizes, choice.picks, strict=True):
+        j, k = divmod(idx, len(c))
+        o = v.local[j]
+        col = int(c[k])
+        p, rate = float(law.p[col]), demand * law.share
+        n_p, n_d = int(sz.n_p[j, k]), int(sz.n_d[j, k])
+        m = int(sz.tier[j, k])
+        tier = spec.tiers[v.tiers[m]] if m >= 0 else None
+        usable = _usable(law, tier) if tier else None
+        carried = rate * p * float(g.s_long_bytes[k]) if p > 0 else 0.0
+        util = {"decode": rate / (n_d * float(g.decode_rps[j]))}
+        if n_p > 0:
+            util["pd-prefill"] = rate * (1 - p) * float(g.t_short_s[j, k]) / n_p
+        if usable:
+            util["link"] = carried / usable
+        gp = (n_p + n_d) * o.price_per_instance_hour
+        gpu_cost += gp
+        links += float(sz.link_price[j, k])
+        egress += float(sz.egress_price[j, k])
+        out_tokens += rate * law.output_tokens
+        sites.append(SizedSite(
+            site=law.name, link=law.link, share=law.share, demand_rps=rate, hardware=o.instance.gpu.name,
+            gpus_per_instance=o.instance.gpus, price_per_gpu_hour=o.price_per_gpu_hour,
+            threshold_tokens=float(law.t[col]), p_offload=p, n_p=n_p, n_d=n_d,
+            decode_source=law.decode_source[o.name], link_tier=v.tiers[m] if m >= 0 else None,
+            link_bandwidth_bytes_per_s=tier.bandwidth_bytes_per_s if tier else None, link_usable_bytes_per_s=usable,
+            link_price_per_hour=float(sz.link_price[j, k]), egress_bytes_per_s=carried,
+            egress_price_per_hour=float(sz.egress_price[j, k]), gpu_price_per_hour=gp, utilization=util))
+    pre_util = demand * choice.compute_load / choice.n_prfaas if choice.n_prfaas else 0.0
+    total = gpu_cost + links + egress
+    stages = [(u, f"{name} {s.site}" if name != "link" else f"link {s.link}") for s in sites
+              for name, u in s.utilization.items()]
+    if choice.n_prfaas:
+        stages.append((pre_util, "prfaas-compute"))
+    tightest = max(stages)[1]
+    hour = demand * units.HOUR
+    return SizedPlan(
+        kind=v.kind, demand_rps=demand, headroom=spec.headroom,
+        prefill_hardware=pre.instance.gpu.name if pre and choice.n_prfaas else None,
+        prefill_gpus_per_instance=pre.instance.gpus if pre and choice.n_prfaas else None,
+        prefill_price_per_gpu_hour=pre.price_per_gpu_hour if pre and choice.n_prfaas else None,
+        n_prfaas=choice.n_prfaas, prfaas_utilization=pre_util, sites=tuple(sites),
+        cost=Cost(gpus_per_hour=gpu_cost, links_per_hour=links, egress_per_hour=egress, per_hour=total,
+                  per_million_requests=total / hour * units.MILLION,
+                  per_million_output_tokens=total / (out_tokens * units.HOUR) * units.MILLION),
+        tightest=tightest)
