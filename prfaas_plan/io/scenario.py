@@ -111,7 +111,8 @@ def scenario_path(ref: str | None, catalog: Catalog) -> Path:
 
 
 def scenario_mapping(ref: str | None, catalog: Catalog, *, overrides: list[str] | None = None,
-                     trace: str | None = None, method: str | None = None) -> tuple[Path, Placed]:
+                     trace: str | None = None, method: str | None = None,
+                     demand: str | None = None) -> tuple[Path, Placed]:
     """The scenario file's mapping with the options applied, as ``load_scenario`` validates it."""
     path = scenario_path(ref, catalog)
     source = str(path)
@@ -126,19 +127,21 @@ def scenario_mapping(ref: str | None, catalog: Catalog, *, overrides: list[str] 
     extra += [parse_set(item) for item in overrides or []]
     if method is not None:
         extra.append(Override("search.method", method, "--method"))
+    if demand is not None:
+        extra.append(Override("sizing.demand", demand, "--demand"))
     placed = apply(raw, extra, source)
     return path, placed
 
 
 def load_scenario(ref: str | None, catalog: Catalog, *, overrides: list[str] | None = None,
-                  trace: str | None = None, method: str | None = None) -> ScenarioSpec:
+                  trace: str | None = None, method: str | None = None, demand: str | None = None) -> ScenarioSpec:
     """A scenario by catalog name or file, with ``--set`` overrides, an optional trace and method.
 
     The overrides are values, not YAML text (see ``io/overrides.py``); a relative file they name
     (``--trace``, ``--set workload.input.file=``) is relative to the working folder, one the
     scenario file names is relative to the scenario's folder.
     """
-    path, placed = scenario_mapping(ref, catalog, overrides=overrides, trace=trace, method=method)
+    path, placed = scenario_mapping(ref, catalog, overrides=overrides, trace=trace, method=method, demand=demand)
     try:
         sc = ScenarioFile.model_validate(placed.data)
     except ValidationError as exc:

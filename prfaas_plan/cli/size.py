@@ -1,0 +1,101 @@
+"""`size`: the cheapest fleet and link tiers for a demand under the SLOs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from prfaas_plan.cli.app import app
+from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, PlotOpt, catalog_from, output_check, write_text
+from prfaas_plan.cli.plan import MethodOpt, ScenarioArg, SetOpt
+
+DemandOpt = Annotated[str | None, typer.Option("--demand", help="Total demand, e.g. 40rps (replaces sizing.demand)")]
+OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write the chosen plan as a scenario YAML "
+                                                "that optimize and simulate load; the folder must exist",
+                                                callback=output_check("--output"))]
+
+
+@app.command("size")
+def size(
+    scenario: ScenarioArg = None,
+    demand: DemandOpt = None,
+    set_: SetOpt = None,
+    method: MethodOpt = None,
+    output: OutputOpt = None,
+    plot: PlotOpt = None,
+    fmt: FormatOpt = Format.table,
+    catalog: CatalogOpt = None,
+) -> None:
+    """What to buy: the cheapest prefill service, PD fleets and link tiers serving a demand under the SLOs,
+    against homogeneous PD on each candidate GPU, with the link-versus-GPU trade and the cost curves.
+
+    The scenario's sizing: section lists the candidates (see scenarios/paper-case-study.yaml).
+
+    Example: prfaas-plan size --demand 30rps -o plan.yaml && prfaas-plan optimize plan.yaml
+    """
+    from prfaas_plan.api.size import size as size_
+    from prfaas_plan.cli.plan import _method
+    from prfaas_plan.io.scenario import load_scenario
+    from prfaas_plan.report.size_json import size_json
+    from prfaas_plan.report.views_size import emit_size
+
+    cat = catalog_from(catalog)
+    sc = load_scenario(scenario, cat, overrides=set_, method=_method(method), demand=demand)
+    result = size_(sc)
+    emit_size(fmt.value, result, size_json(result))
+    if plot is not None:
+        from prfaas_plan.report.plots_size import size_figure
+
+        size_figure(result, plot)
+        typer.echo(f"wrote {plot}", err=True)
+    if output is not None:
+        _write_plan(scenario, set_, method, demand, cat, sc, result, output)
+
+
+def _write_plan(scenario, set_, method, demand, cat, sc, result, output: Path) -> None:
+    """The plan as a scenario, then `optimize` on it to confirm Lambda_max >= demand / headroom."""
+    import yaml
+
+    from prfaas_plan.api.optimize import optimize
+    from prfaas_plan.cli.plan import _method
+    from prfaas_plan.errors import InfeasibleError
+    from prfaas_plan.io.scenario import load_scenario, scenario_mapping
+    from prfaas_plan.report.plan_yaml import plan_mapping
+
+    plan = result.best
+    if not plan.offloads:
+        offloading = [p for p in [t.plan for t in result.tiers] + [result.naive] if p is not None and p.offloads]
+        if not offloading:
+            raise InfeasibleError("--output: no PrfaaS-PD plan offloads anything at this demand (homogeneous PD is "
+                                  "cheapest at every link tier); there is no prefill service to write",
+                                  binding="size")
+        plan = min(offloading, key=lambda p: p.cost.per_hour)
+        typer.echo(f"the cheapest plan offloads nothing; {output} holds the cheapest PrfaaS-PD plan, "
+                   f"${plan.cost.per_hour - result.best.cost.per_hour:,.2f}/h more", err=True)
+    topo = sc.topology
+    own = {s.name: s.cluster.instance for s in topo.sites}
+    derived = sc.decode.pinned and any(
+        s.hardware.lower() != own[s.site].gpu.name.lower() or s.gpus_per_instance != own[s.site].gpus
+        for s in plan.sites)
+    path, placed = scenario_mapping(scenario, cat, overrides=set_, method=_method(method), demand=demand)
+    narrowest = min(t.bandwidth_bytes_per_s for t in sc.sizing.tiers)
+    # the homogeneous baseline the file can describe: with a pinned decode kept, the site's own kind
+    same = [p for _, p, _ in result.homogeneous if p is not None and (
+        derived or not sc.decode.pinned or p.sites[0].decode_source == "pinned")]
+    mapping = plan_mapping(placed.data, str(path), result, plan, derived_decode=derived,
+                           narrowest_bytes_per_s=narrowest,
+                           homogeneous=min(same, key=lambda p: p.cost.per_hour) if same else None)
+    header = (f"# written by `prfaas-plan size` from {path}: the cheapest plan for {result.demand_rps:g} req/s\n"
+              "# at headroom {:g}; `prfaas-plan optimize` and `simulate` load it as it is.\n").format(result.headroom)
+    write_text(output, header + yaml.safe_dump(mapping, sort_keys=False, allow_unicode=True), "--output")
+    check = optimize(load_scenario(str(output), cat), ttft_slo=False).result
+    lam = next(iter(check.methods.values())).best.lambda_max_rps
+    target = result.demand_rps / result.headroom
+    verdict = ">=" if lam >= target * (1 - 1e-9) else "<"
+    typer.echo(f"wrote {output}; optimize on it: Lambda_max {lam:.4f} req/s {verdict} demand / headroom "
+               f"{target:.4f} req/s", err=True)
+    if verdict == "<":
+        raise InfeasibleError(f"--output: the written plan serves {lam:.4f} req/s, below demand / headroom "
+                              f"{target:.4f}", binding="size")

@@ -1,0 +1,124 @@
+"""View of `size`: the cheapest plan, its cost, the baselines, the link-versus-GPU trade and the curves."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prfaas_plan import units
+from prfaas_plan.report.render import emit, num, pct, table
+from prfaas_plan.report.size_json import saving
+from prfaas_plan.specs.sizing import SizedPlan, SizingResult
+
+
+def emit_size(fmt: str, r: SizingResult, payload: dict[str, Any]) -> None:
+    rows = [{"site": name, **{k: v for k, v in s.items() if not isinstance(v, dict)},
+             "link_tier": s["link"]["tier"], "link_bandwidth_gbps": s["link"]["bandwidth_gbps"],
+             "plan_per_hour": payload["best"]["cost"]["per_hour"]}
+            for name, s in payload["best"]["sites"].items()]
+    emit(fmt, payload, rows=rows, tables=lambda: _tables(r))
+
+
+def _gbps(x: float | None) -> str:
+    return "-" if x is None else f"{units.bytes_per_s_to_gbps(x):g} Gbps"
+
+
+def _fleet(p: SizedPlan) -> str:
+    parts = [f"{p.n_prfaas}x{p.prefill_gpus_per_instance}x{p.prefill_hardware}"] if p.n_prfaas else []
+    parts += [f"{s.n_p + s.n_d}x{s.gpus_per_instance}x{s.hardware}" for s in p.sites]
+    return " + ".join(parts)
+
+
+def _money(x: float | None) -> str:
+    return "-" if x is None else f"${num(x, 2)}"
+
+
+def _plan_tables(r: SizingResult) -> list[Any]:
+    b = r.best
+    head = (f"size {r.scenario}: {r.model}, demand {num(r.demand_rps, 3)} req/s at headroom {r.headroom:g} "
+            f"(every stage sized for {num(r.demand_rps / r.headroom, 3)} req/s), method {r.method}")
+    rows = []
+    if b.n_prfaas:
+        rows.append(["prefill service", f"{b.n_prfaas} x {b.prefill_gpus_per_instance}x{b.prefill_hardware}", "-",
+                     "-", "-", "-", f"prfaas-compute {pct(b.prfaas_utilization)}",
+                     _money(b.n_prfaas * b.prefill_gpus_per_instance * b.prefill_price_per_gpu_hour)])
+    for s in b.sites:
+        util = ", ".join(f"{k} {pct(v)}" for k, v in s.utilization.items())
+        tier = ("no link" if s.link_tier is None
+                else f"{_gbps(s.link_bandwidth_bytes_per_s)} (${num(s.link_price_per_hour, 2)}/h)")
+        rows.append([s.site, f"{s.n_p + s.n_d} x {s.gpus_per_instance}x{s.hardware}", f"{s.n_p} / {s.n_d}",
+                     f"{s.threshold_tokens:,.0f}", pct(s.p_offload), tier, util, _money(s.gpu_price_per_hour)])
+    c = b.cost
+    caption = (f"  cost ${num(c.per_hour, 2)}/h = GPUs ${num(c.gpus_per_hour, 2)} + links ${num(c.links_per_hour, 2)}"
+               f" + egress ${num(c.egress_per_hour, 2)}; ${num(c.per_million_requests, 2)} per 1M requests, "
+               f"${num(c.per_million_output_tokens, 3)} per 1M output tokens; {b.gpus} GPUs; tightest: {b.tightest}")
+    if r.ttft_bound_s is not None:
+        caption += f"\n  TTFT {r.ttft_statistic} at the demand: {num(r.ttft_s, 3)} s <= {r.ttft_bound_s:g} s"
+    if not b.offloads:
+        caption += "\n  the cheapest plan offloads nothing: PrfaaS does not pay here (see the link-tier table)"
+    return [head, "", table("cheapest plan", ["role / site", "instances", "N_p / N_d", "t (tokens)", "offloaded",
+                                              "link tier", "utilisation at demand", "GPUs $/h"], rows,
+                            caption=caption)]
+
+
+def _baselines(r: SizingResult) -> Any:
+    b = r.best
+    rows = [["PrfaaS-PD (cheapest)", _fleet(b), str(b.gpus), _money(b.cost.per_hour), "-"]]
+    for name, p, why in r.homogeneous:
+        if p is None:
+            rows.append([f"homogeneous {name}", f"infeasible: {why}", "-", "-", "-"])
+            continue
+        s = saving(b, p)
+        rows.append([f"homogeneous {name}", _fleet(p), str(p.gpus), _money(p.cost.per_hour),
+                     pct(s["fraction"]) if s else "-"])
+    if r.naive is not None:
+        s = saving(b, r.naive)
+        rows.append(["naive heterogeneous", _fleet(r.naive), str(r.naive.gpus), _money(r.naive.cost.per_hour),
+                     pct(s["fraction"]) if s else "-"])
+    return table("against the baselines, same demand and SLOs", ["plan", "fleet", "GPUs", "$/h", "PrfaaS saves"],
+                 rows)
+
+
+def _tiers(r: SizingResult) -> Any:
+    b, hom = r.best, r.best_homogeneous
+    rows = []
+    for t in r.tiers:
+        p = t.plan
+        if p is None:
+            rows.append([_gbps(t.bandwidth_bytes_per_s), _money(t.price_per_hour), "infeasible", "-", "-", "-", "-",
+                         t.why or ""])
+            continue
+        ts = ", ".join(f"{s.threshold_tokens:,.0f}" for s in p.sites)
+        pays = "no offload" if not p.offloads else ("yes" if hom is None or p.cost.per_hour < hom.cost.per_hour
+                                                   else "no")
+        rows.append([_gbps(t.bandwidth_bytes_per_s), _money(t.price_per_hour), _money(p.cost.per_hour),
+                     f"{p.cost.per_hour - b.cost.per_hour:+,.2f}", f"{p.gpus} ({p.gpus - b.gpus:+d})", ts,
+                     pays, _fleet(p)])
+    return table("link versus GPUs: the cheapest plan with every link at one tier",
+                 ["tier", "tier $/h", "plan $/h", "vs best", "GPUs (vs best)", "t", "PrfaaS pays", "fleet"], rows,
+                 caption="  PrfaaS pays: cheaper than the cheapest homogeneous PD fleet")
+
+
+def _curve(r: SizingResult) -> Any:
+    rows = []
+    for d in r.demand_curve:
+        p, h = d.prfaas, d.homogeneous
+        rows.append([f"{d.factor:g}x", num(d.demand_rps, 3), _money(p.cost.per_hour) if p else "infeasible",
+                     "-" if p is None else ("yes" if p.offloads else "no"),
+                     f"{_money(h.cost.per_hour)} ({h.sites[0].hardware})" if h else "infeasible",
+                     pct(saving(p, h)["fraction"]) if p and h else "-"])  # type: ignore[index]
+    return table("cost versus demand", ["factor", "demand req/s", "PrfaaS-PD $/h", "offloads",
+                                        "homogeneous $/h", "PrfaaS saves"], rows)
+
+
+def _frontier(r: SizingResult) -> Any:
+    rows = [[f"{t.bound_s:g} s", _money(t.plan.cost.per_hour) if t.plan else "infeasible",
+             "-" if t.plan is None else str(t.plan.gpus), num(t.ttft_s, 3), t.why or ""] for t in r.ttft_frontier]
+    return table(f"cost versus TTFT bound ({r.ttft_statistic})", ["bound", "$/h", "GPUs", "TTFT s", ""], rows)
+
+
+def _tables(r: SizingResult) -> list[Any]:
+    out = [*_plan_tables(r), _baselines(r), _tiers(r), _curve(r)]
+    if r.ttft_frontier:
+        out.append(_frontier(r))
+    out.append(f"weighed {r.candidates:,} (kind, t) candidates per solve in {r.search_s:.3f} s")
+    return out
