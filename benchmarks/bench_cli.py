@@ -138,6 +138,43 @@ def sweeps(repeat: int = 3) -> None:
               f"floor), patched {after:.3f} s ({after / base:.1f}x the floor), {before / after:.1f}x faster")
 
 
+# `size` at the scale the issue sets: 4 GPU kinds for each role, up to 64 instances, 5 link tiers
+SIZE_WIDE = ["size", "--set", "sizing.prfaas.hardware=[H200, B200, H100, MI300X]",
+             "--set", "sizing.local.hardware=[H20, H200, B200, MI300X]", "--set", "sizing.prfaas.max_instances=64",
+             "--set", "sizing.local.max_instances=64", "--set", "search.method=paper"]
+
+
+def sizing(repeat: int = 5) -> None:
+    """`size` whole process (4 kinds x 2 roles x up to 64 instances x 5 tiers) and the kernel's rate:
+    (kind, t) candidates weighed per second of one solve, in process."""
+    from prfaas_plan.api.size import size, variant
+    from prfaas_plan.api.size_grid import laws
+    from prfaas_plan.api.size_solve import solve
+    from prfaas_plan.io.load import Catalog
+    from prfaas_plan.io.scenario import load_scenario
+
+    base = floor()
+    best, med = wall(SIZE_WIDE, repeat)
+    print(f"prfaas-plan size (4 kinds x 2 roles, <= 64 instances, 5 tiers) whole process: best {best:.3f} s "
+          f"({best / base:.1f}x the floor), median {med:.3f} s")
+    sc = load_scenario(None, Catalog.default(), overrides=[a for a in SIZE_WIDE[2::2]])
+    lw = laws(sc, sc.sizing)
+    runs = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        solve(lw, variant(lw), sc.sizing.demand_rps)
+        runs.append(time.perf_counter() - t0)
+    one = min(runs)
+    t0 = time.perf_counter()
+    r = size(sc)
+    whole = time.perf_counter() - t0
+    print(f"size solve: {lw.candidates:,} (kind, t) candidates in {one * 1e3:.1f} ms = {lw.candidates / one:,.0f} "
+          f"candidates/s; the whole size (every baseline, tier and demand point) {whole * 1e3:.0f} ms in process; "
+          f"the instance counts follow from ceilings, so the {r.candidates:,} cells stand for "
+          f"~{lw.candidates * 64 ** 3 * 5:.1e} enumerated fleets")
+
+
 if __name__ == "__main__":
     main()
     sweeps()
+    sizing()

@@ -35,29 +35,30 @@ def _money(x: float | None) -> str:
 def _plan_tables(r: SizingResult) -> list[Any]:
     b = r.best
     head = (f"size {r.scenario}: {r.model}, demand {num(r.demand_rps, 3)} req/s at headroom {r.headroom:g} "
-            f"(every stage sized for {num(r.demand_rps / r.headroom, 3)} req/s), method {r.method}")
-    rows = []
+            f"(stages sized for {num(r.demand_rps / r.headroom, 3)} req/s), method {r.method}")
+    rows, util = [], []
     if b.n_prfaas:
         rows.append(["prefill service", f"{b.n_prfaas} x {b.prefill_gpus_per_instance}x{b.prefill_hardware}", "-",
-                     "-", "-", "-", f"prfaas-compute {pct(b.prfaas_utilization)}",
-                     _money(b.n_prfaas * b.prefill_gpus_per_instance * b.prefill_price_per_gpu_hour)])
+                     "-", "-", "-", _money(b.n_prfaas * b.prefill_gpus_per_instance * b.prefill_price_per_gpu_hour)])
+        util.append(f"prefill service {pct(b.prfaas_utilization)}")
     for s in b.sites:
-        util = ", ".join(f"{k} {pct(v)}" for k, v in s.utilization.items())
         tier = ("no link" if s.link_tier is None
-                else f"{_gbps(s.link_bandwidth_bytes_per_s)} (${num(s.link_price_per_hour, 2)}/h)")
+                else f"{_gbps(s.link_bandwidth_bytes_per_s)} ${num(s.link_price_per_hour, 2)}/h")
         rows.append([s.site, f"{s.n_p + s.n_d} x {s.gpus_per_instance}x{s.hardware}", f"{s.n_p} / {s.n_d}",
-                     f"{s.threshold_tokens:,.0f}", pct(s.p_offload), tier, util, _money(s.gpu_price_per_hour)])
+                     f"{s.threshold_tokens:,.0f}", pct(s.p_offload), tier, _money(s.gpu_price_per_hour)])
+        util.append(f"{s.site}: " + ", ".join(f"{k.removeprefix('pd-')} {pct(v)}" for k, v in s.utilization.items()))
     c = b.cost
     caption = (f"  cost ${num(c.per_hour, 2)}/h = GPUs ${num(c.gpus_per_hour, 2)} + links ${num(c.links_per_hour, 2)}"
-               f" + egress ${num(c.egress_per_hour, 2)}; ${num(c.per_million_requests, 2)} per 1M requests, "
-               f"${num(c.per_million_output_tokens, 3)} per 1M output tokens; {b.gpus} GPUs; tightest: {b.tightest}")
+               f" + egress ${num(c.egress_per_hour, 2)}; {b.gpus:,} GPUs\n"
+               f"  ${num(c.per_million_requests, 2)} per 1M requests, ${num(c.per_million_output_tokens, 3)} per 1M "
+               f"output tokens; tightest stage: {b.tightest}\n  utilisation at the demand:\n    "
+               + "\n    ".join(util))
     if r.ttft_bound_s is not None:
         caption += f"\n  TTFT {r.ttft_statistic} at the demand: {num(r.ttft_s, 3)} s <= {r.ttft_bound_s:g} s"
     if not b.offloads:
         caption += "\n  the cheapest plan offloads nothing: PrfaaS does not pay here (see the link-tier table)"
     return [head, "", table("cheapest plan", ["role / site", "instances", "N_p / N_d", "t (tokens)", "offloaded",
-                                              "link tier", "utilisation at demand", "GPUs $/h"], rows,
-                            caption=caption)]
+                                              "link tier", "GPUs $/h"], rows, caption=caption)]
 
 
 def _baselines(r: SizingResult) -> Any:
@@ -84,17 +85,17 @@ def _tiers(r: SizingResult) -> Any:
     for t in r.tiers:
         p = t.plan
         if p is None:
-            rows.append([_gbps(t.bandwidth_bytes_per_s), _money(t.price_per_hour), "infeasible", "-", "-", "-", "-",
-                         t.why or ""])
+            rows.append([f"{_gbps(t.bandwidth_bytes_per_s)} {_money(t.price_per_hour)}", "infeasible", "-", "-", "-",
+                         "-", t.why or ""])
             continue
         ts = ", ".join(f"{s.threshold_tokens:,.0f}" for s in p.sites)
         pays = "no offload" if not p.offloads else ("yes" if hom is None or p.cost.per_hour < hom.cost.per_hour
                                                    else "no")
-        rows.append([_gbps(t.bandwidth_bytes_per_s), _money(t.price_per_hour), _money(p.cost.per_hour),
+        rows.append([f"{_gbps(t.bandwidth_bytes_per_s)} {_money(t.price_per_hour)}", _money(p.cost.per_hour),
                      f"{p.cost.per_hour - b.cost.per_hour:+,.2f}", f"{p.gpus} ({p.gpus - b.gpus:+d})", ts,
                      pays, _fleet(p)])
     return table("link versus GPUs: the cheapest plan with every link at one tier",
-                 ["tier", "tier $/h", "plan $/h", "vs best", "GPUs (vs best)", "t", "PrfaaS pays", "fleet"], rows,
+                 ["tier, $/h", "plan $/h", "vs best", "GPUs (vs best)", "t", "PrfaaS pays", "fleet"], rows,
                  caption="  PrfaaS pays: cheaper than the cheapest homogeneous PD fleet")
 
 
