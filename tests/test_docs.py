@@ -10,7 +10,7 @@ from tests.conftest import ROOT
 
 runner = CliRunner()
 README = (ROOT / "README.md").read_text()
-COMMANDS = ["models", "hardware", "model show", "model import", "kv-rate", "optimize", "sweep", "latency",
+COMMANDS = ["models", "hardware", "model show", "model import", "kv-rate", "optimize", "size", "sweep", "latency",
             "simulate", "perf", "calibrate"]
 
 
