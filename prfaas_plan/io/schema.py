@@ -10,6 +10,7 @@ import itertools
 from typing import Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import (
+    AliasChoices,
     BaseModel,
     ConfigDict,
     Field,
@@ -306,7 +307,9 @@ class HardwareFile(Strict):
     scaleup_gb_per_s_bidirectional: PositiveFloat
     nic_gbps: PositiveFloat | None = None
     power_w: PositiveFloat | None = None
-    price_per_hour: PositiveFloat | None = None
+    # dollars per GPU-hour; `price_per_hour` is the older name of the same field
+    price_per_gpu_hour: PositiveFloat | None = Field(
+        default=None, validation_alias=AliasChoices("price_per_gpu_hour", "price_per_hour"))
     efficiency: EfficiencyFields | None = None  # none: the reference GPU's calibration is inherited
 
     def to_spec(self, efficiency: EfficiencyFields | None = None) -> GpuSpec:
@@ -322,7 +325,7 @@ class HardwareFile(Strict):
             scaleup_bytes_per_s=units.gbytes_per_s_to_bytes_per_s(self.scaleup_gb_per_s_bidirectional) / 2,
             nic_bytes_per_s=units.gbps_to_bytes_per_s(self.nic_gbps) if self.nic_gbps else None,
             power_w=self.power_w,
-            price_per_hour=self.price_per_hour,
+            price_per_hour=self.price_per_gpu_hour,
             efficiency=(efficiency or self.efficiency or EfficiencyFields(source=UNCALIBRATED)).to_spec(),
         )
 
