@@ -17,7 +17,9 @@ work grows with the grid of one site at a time and the frontiers' sizes, never w
 of the sites' grids, instance counts and tiers.
 
 A stage counts as within the headroom when its load is within ``TOL`` (relative) of it, so a
-count that the arithmetic puts at 3.0000000001 instances is 3.
+count that the arithmetic puts at 3.0000000001 instances is 3. A PD site is at least
+``MIN_SITE`` instances, the smallest PD cluster a scenario describes (one prefill, one decode): a
+site that offloads everything (N_p = 0) keeps a second decode instance.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from numpy.typing import NDArray
 
 TOL = 1e-9
 HOUR = 3600.0
+MIN_SITE = 2  # instances of a PD site (io.topology, io.scenario refuse fewer)
 
 
 def need(x: NDArray[np.float64] | float) -> NDArray[np.float64]:
@@ -106,6 +109,7 @@ def site_sizes(g: SiteGrid, lam: float, demand_rps: float) -> SiteSizes:
         n_p = np.where(p >= 1, 0.0, np.maximum(need(rate * (1 - p) * g.t_short_s), 1.0))
         ok_d = g.decode_rps > 0
         n_d = np.where(ok_d, need(rate / np.where(ok_d, g.decode_rps, 1.0)), np.inf)[:, None]
+    n_d = np.maximum(n_d, MIN_SITE - n_p)
     carried = rate * g.p * g.s_long_bytes  # bytes/s the link carries at Lambda
     tier, link_price = g.tiers.cheapest(np.where(g.p > 0, carried, 0.0))
     egress = np.where(g.p > 0, demand_rps * g.share * g.p * g.s_long_bytes, 0.0) * g.egress_price_per_byte * HOUR

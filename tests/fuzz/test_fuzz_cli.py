@@ -272,3 +272,25 @@ def test_mutated_topologies(data, fmt):
                                       ["sweep", str(path), "--set", "links[0].bandwidth=5Gbps..50Gbps:3"],
                                       ["simulate", str(path), "--load", "0.5", "--requests", "300"]]))
     check(run([*args, "--format", fmt]), names=(path.name,))
+
+
+SIZED = [p for p in SCENARIOS if "sizing" in (yaml.safe_load(p.read_text()) or {})]
+
+
+@fuzz(60)
+@given(st.data(), FORMATS)
+def test_size(data, fmt):
+    """`size` with its sizing: section mutated (demand, headroom, candidates, tiers, prices), a
+    --demand string, and now and then -o PLAN.yaml (which size itself confirms through optimize)."""
+    base = data.draw(st.sampled_from(SIZED))
+    scenario = yaml.safe_load(base.read_text())
+    if data.draw(st.booleans()):
+        scenario["sizing"] = data.draw(fz.mutated_json(scenario["sizing"]))
+    path = _tmp(base.name, yaml.safe_dump(scenario))
+    args = ["size", str(path), "--format", fmt]
+    demand = data.draw(st.one_of(st.none(), fz.quantity, st.sampled_from(["0.5rps", "40rps", "1e6rps", "120rpm"])))
+    if demand is not None:
+        args += ["--demand", demand]
+    if data.draw(st.integers(0, 3)) == 0:
+        args += ["-o", str(path.with_name("plan.yaml"))]
+    check(run(args), names=(path.name, "--demand", "--output", *([demand.strip()] if demand else [])))
