@@ -119,3 +119,13 @@ def test_bad_sizing_input_is_one_line(args, field):
 def test_a_scenario_without_sizing_is_refused():
     line = error_line("size", "qwen35-b200-h200")
     assert "sizing" in line
+
+
+def test_prices_come_from_sizing_then_the_scenario_then_the_catalog():
+    def price(*args):
+        return size_json(*args)["homogeneous"]["8xH20"]["sites"]["local"]["price_per_gpu_hour"]
+
+    assert price() == 2.0  # hardware/H20.yaml
+    assert price("--set", "clusters.local.price_per_gpu_hour=1.5") == 1.5
+    assert price("--set", "clusters.local.price_per_gpu_hour=1.5", "--set",
+                 "sizing.local.price_per_gpu_hour={H20: 1.25}") == 1.25

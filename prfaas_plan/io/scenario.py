@@ -166,6 +166,13 @@ def _cluster(c: Cluster, catalog: Catalog, placed: Placed, field_path: str) -> C
                        instances=c.instances, price_per_gpu_hour=c.price_per_gpu_hour)
 
 
+def _prices(sc: ScenarioFile) -> dict[str, float]:
+    """Prices per GPU-hour the scenario's clusters or sites give, by lower-case hardware name."""
+    pools = [*(sc.sites or {}).values(), *((sc.clusters.prfaas, sc.clusters.local) if sc.clusters else ()),
+             *((sc.baselines.homogeneous,) if sc.baselines.homogeneous else ())]
+    return {c.hardware.lower(): c.price_per_gpu_hour for c in pools if c.price_per_gpu_hour is not None}
+
+
 def _control(c: Control):
     if c.max_link_utilization is None and c.period is None:
         return None
@@ -291,5 +298,5 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | Non
         control=_control(sc.control),
         path=source,
         sizing=None if sc.sizing is None else sizing_spec(
-            sc.sizing, lambda name, at: _named(load_gpu, name, catalog, placed, at), placed),
+            sc.sizing, lambda name, at: _named(load_gpu, name, catalog, placed, at), placed, _prices(sc)),
     )

@@ -12,7 +12,8 @@ from prfaas_plan.specs.hardware import GpuSpec, InstanceSpec
 from prfaas_plan.specs.sizing import LinkTier, Option, RoleOptions, SizingSpec
 
 
-def _role(r: SizingRole, role: str, gpu: Callable[[str, str], GpuSpec], placed: Placed) -> RoleOptions:
+def _role(r: SizingRole, role: str, gpu: Callable[[str, str], GpuSpec], placed: Placed,
+          scenario_prices: dict[str, float]) -> RoleOptions:
     at = f"sizing.{role}"
     names = [n.lower() for n in r.hardware]
     for k, n in enumerate(names):
@@ -29,7 +30,7 @@ def _role(r: SizingRole, role: str, gpu: Callable[[str, str], GpuSpec], placed: 
     options = []
     for k, name in enumerate(r.hardware):
         spec = gpu(name, f"{at}.hardware[{k}]")
-        price = given.get(name.lower(), spec.price_per_hour)
+        price = given.get(name.lower(), scenario_prices.get(spec.name.lower(), spec.price_per_hour))
         if price is None:
             raise SpecError(f"no price for {spec.name}: the catalog has none; give it, e.g. "
                             f"price_per_gpu_hour: {{{spec.name}: 6.0}}", **placed.place(f"{at}.price_per_gpu_hour"))
@@ -38,8 +39,13 @@ def _role(r: SizingRole, role: str, gpu: Callable[[str, str], GpuSpec], placed: 
     return RoleOptions(options=tuple(options), max_instances=r.max_instances)
 
 
-def sizing_spec(s: Sizing, gpu: Callable[[str, str], GpuSpec], placed: Placed) -> SizingSpec:
-    """``gpu(name, field_path)`` loads a catalog GPU, an unknown name placed at the field."""
+def sizing_spec(s: Sizing, gpu: Callable[[str, str], GpuSpec], placed: Placed,
+                scenario_prices: dict[str, float] | None = None) -> SizingSpec:
+    """``gpu(name, field_path)`` loads a catalog GPU, an unknown name placed at the field. A kind's
+    price per GPU-hour: the sizing section's, else the scenario's for that hardware
+    (``scenario_prices``, by lower-case name: a cluster's or site's ``price_per_gpu_hour``), else the
+    catalog's."""
+    prices = scenario_prices or {}
     seen: dict[float, int] = {}
     for k, t in enumerate(s.links):
         if t.bandwidth in seen:
@@ -49,7 +55,7 @@ def sizing_spec(s: Sizing, gpu: Callable[[str, str], GpuSpec], placed: Placed) -
         seen[t.bandwidth] = k
     return SizingSpec(
         demand_rps=s.demand, headroom=s.headroom,
-        prfaas=_role(s.prfaas, "prfaas", gpu, placed), local=_role(s.local, "local", gpu, placed),
+        prfaas=_role(s.prfaas, "prfaas", gpu, placed, prices), local=_role(s.local, "local", gpu, placed, prices),
         tiers=tuple(LinkTier(bandwidth_bytes_per_s=t.bandwidth, price_per_hour=t.price_per_hour,
                              usable_fraction=t.usable_fraction) for t in s.links),
         egress_price_per_byte=s.egress_price_per_gb / units.GB,
