@@ -16,7 +16,7 @@ from prfaas_plan.api.size_grid import Laws, laws
 from prfaas_plan.api.size_solve import ALL, HOMOGENEOUS, NAIVE, NONE, OFFLOAD_ALL, PRFAAS, Variant, solve
 from prfaas_plan.errors import InfeasibleError, SpecError
 from prfaas_plan.specs.scenario import ScenarioSpec
-from prfaas_plan.specs.sizing import DemandPoint, SizedPlan, SizingResult, SizingSpec, TierPlan
+from prfaas_plan.specs.sizing import DemandPoint, SizedPlan, SizingResult, TierPlan
 
 _HUGE = 10**12  # instances: "no maximum", when asking what a maximum costs
 
@@ -72,20 +72,13 @@ def _why(laws_: Laws, v: Variant, demand: float) -> str:
     return f"no candidate serves {lam:.4g} req/s (demand {demand:.4g} / headroom {spec.headroom:g})"
 
 
-def check(spec: SizingSpec, sc: ScenarioSpec) -> None:
-    """Refusals that need the whole scenario."""
-    if not spec.prfaas.options or not spec.local.options:
-        raise SpecError("an empty candidate list", field="sizing")
-
-
 def size(sc: ScenarioSpec, *, ttft: bool = True) -> SizingResult:
     """The cheapest plan and everything it is weighed against; raises InfeasibleError naming the
     constraint when no plan serves the demand."""
     spec = sc.sizing
     if spec is None:
         raise SpecError("the scenario has no sizing: section (demand, headroom, candidates, link tiers); see "
-                        "scenarios/size-paper.yaml", field="sizing", source=sc.path)
-    check(spec, sc)
+                        "scenarios/paper-case-study.yaml", field="sizing", source=sc.path)
     t0 = time.perf_counter()
     lw = laws(sc, spec)
     demand = spec.demand_rps
