@@ -67,7 +67,7 @@ def solve(laws: Laws, v: Variant, demand_rps: float) -> SizedPlan | None:
     """The cheapest fleet ``v`` allows that serves ``demand_rps`` at the headroom; None if none."""
     lam = demand_rps / laws.spec.headroom
     cols = [_columns(law, v.columns) for law in laws.sites]
-    best: tuple[float, Option | None, ks.Choice, list[ks.SiteGrid], list[ks.SiteSizes]] | None = None
+    best: tuple[float, Option | None, ks.Choice, list[ks.SiteSizes]] | None = None
     for pre in v.prefill or (None,):
         grids = [_grid(laws, law, v, pre, c) for law, c in zip(laws.sites, cols, strict=True)]
         sizes = [ks.site_sizes(g, lam, demand_rps) for g in grids]
@@ -77,11 +77,11 @@ def solve(laws: Laws, v: Variant, demand_rps: float) -> SizedPlan | None:
         price = pre.price_per_instance_hour if pre else 0.0
         choice = ks.cheapest(merged, lam, price, v.max_prfaas if pre else 0)
         if np.isfinite(choice.cost) and (best is None or choice.cost < best[0]):
-            best = (choice.cost, pre, choice, grids, sizes)
+            best = (choice.cost, pre, choice, sizes)
     if best is None:
         return None
-    _, pre, choice, grids, sizes = best
-    return _plan(laws, v, demand_rps, pre, choice, cols, grids, sizes)
+    _, pre, choice, sizes = best
+    return _plan(laws, v, demand_rps, pre, choice, cols, sizes)
 
 
 def _no_offload(s: ks.SiteSizes) -> ks.SiteSizes:
@@ -90,54 +90,77 @@ def _no_offload(s: ks.SiteSizes) -> ks.SiteSizes:
                         cost=cost, load=s.load, feasible=s.feasible & np.isfinite(cost))
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Pick:
+    """One site's part of a plan: its local kind, threshold column, instances, link tier and prices."""
+
+    local: Option
+    column: int  # index into the site's thresholds
+    n_p: int
+    n_d: int
+    tier: int | None  # index into the spec's tiers; None: nothing offloaded, no link bought
+    link_price: float
+    egress_price: float
+
+
 def _plan(laws: Laws, v: Variant, demand: float, pre: Option | None, choice: ks.Choice, cols: Sequence[np.ndarray],
-          grids: Sequence[ks.SiteGrid], sizes: Sequence[ks.SiteSizes]) -> SizedPlan:
+          sizes: Sequence[ks.SiteSizes]) -> SizedPlan:
+    picks = []
+    for c, sz, idx in zip(cols, sizes, choice.picks, strict=True):
+        j, k = divmod(idx, len(c))
+        m = int(sz.tier[j, k])
+        picks.append(Pick(local=v.local[j], column=int(c[k]), n_p=int(sz.n_p[j, k]), n_d=int(sz.n_d[j, k]),
+                          tier=v.tiers[m] if m >= 0 else None, link_price=float(sz.link_price[j, k]),
+                          egress_price=float(sz.egress_price[j, k])))
+    return plan_of(laws, v.kind, demand, pre, choice.n_prfaas, choice.compute_load, picks)
+
+
+def plan_of(laws: Laws, kind: str, demand: float, pre: Option | None, n_prfaas: int, compute_load: float,
+            picks: Sequence[Pick]) -> SizedPlan:
+    """The typed plan of explicit choices: ``n_prfaas`` instances of ``pre`` (loaded ``compute_load``
+    instance-seconds per request) and each site's pick; cost and utilisations at ``demand``."""
     spec = laws.spec
     sites = []
-    gpu_cost = choice.n_prfaas * (pre.price_per_instance_hour if pre else 0.0)
+    gpu_cost = n_prfaas * (pre.price_per_instance_hour if pre else 0.0)
     links = egress = out_tokens = 0.0
-    for law, c, g, sz, idx in zip(laws.sites, cols, grids, sizes, choice.picks, strict=True):
-        j, k = divmod(idx, len(c))
-        o = v.local[j]
-        col = int(c[k])
+    for law, pk in zip(laws.sites, picks, strict=True):
+        o, col, n_p, n_d = pk.local, pk.column, pk.n_p, pk.n_d
         p, rate = float(law.p[col]), demand * law.share
-        n_p, n_d = int(sz.n_p[j, k]), int(sz.n_d[j, k])
-        m = int(sz.tier[j, k])
-        tier = spec.tiers[v.tiers[m]] if m >= 0 else None
+        tier = spec.tiers[pk.tier] if pk.tier is not None else None
         usable = _usable(law, tier) if tier else None
-        carried = rate * p * float(g.s_long_bytes[k]) if p > 0 else 0.0
-        util = {"decode": rate / (n_d * float(g.decode_rps[j]))}
+        carried = rate * p * float(law.s_long_bytes[pre.name][col]) if p > 0 and pre else 0.0
+        util = {"decode": rate / (n_d * float(law.decode_rps[o.name]))}
         if n_p > 0:
-            util["pd-prefill"] = rate * (1 - p) * float(g.t_short_s[j, k]) / n_p
+            util["pd-prefill"] = rate * (1 - p) * float(law.t_short_s[o.name][col]) / n_p
         if usable:
             util["link"] = carried / usable
         gp = (n_p + n_d) * o.price_per_instance_hour
         gpu_cost += gp
-        links += float(sz.link_price[j, k])
-        egress += float(sz.egress_price[j, k])
+        links += pk.link_price
+        egress += pk.egress_price
         out_tokens += rate * law.output_tokens
         sites.append(SizedSite(
             site=law.name, link=law.link, share=law.share, demand_rps=rate, hardware=o.instance.gpu.name,
             gpus_per_instance=o.instance.gpus, price_per_gpu_hour=o.price_per_gpu_hour,
             threshold_tokens=float(law.t[col]), p_offload=p, n_p=n_p, n_d=n_d,
-            decode_source=law.decode_source[o.name], link_tier=v.tiers[m] if m >= 0 else None,
+            decode_source=law.decode_source[o.name], link_tier=pk.tier,
             link_bandwidth_bytes_per_s=tier.bandwidth_bytes_per_s if tier else None, link_usable_bytes_per_s=usable,
-            link_price_per_hour=float(sz.link_price[j, k]), egress_bytes_per_s=carried,
-            egress_price_per_hour=float(sz.egress_price[j, k]), gpu_price_per_hour=gp, utilization=util))
-    pre_util = demand * choice.compute_load / choice.n_prfaas if choice.n_prfaas else 0.0
+            link_price_per_hour=pk.link_price, egress_bytes_per_s=carried,
+            egress_price_per_hour=pk.egress_price, gpu_price_per_hour=gp, utilization=util))
+    pre_util = demand * compute_load / n_prfaas if n_prfaas else 0.0
     total = gpu_cost + links + egress
     stages = [(u, f"{name} {s.site}" if name != "link" else f"link {s.link}") for s in sites
               for name, u in s.utilization.items()]
-    if choice.n_prfaas:
+    if n_prfaas:
         stages.append((pre_util, "prfaas-compute"))
     tightest = max(stages)[1]
     hour = demand * units.HOUR
     return SizedPlan(
-        kind=v.kind, demand_rps=demand, headroom=spec.headroom,
-        prefill_hardware=pre.instance.gpu.name if pre and choice.n_prfaas else None,
-        prefill_gpus_per_instance=pre.instance.gpus if pre and choice.n_prfaas else None,
-        prefill_price_per_gpu_hour=pre.price_per_gpu_hour if pre and choice.n_prfaas else None,
-        n_prfaas=choice.n_prfaas, prfaas_utilization=pre_util, sites=tuple(sites),
+        kind=kind, demand_rps=demand, headroom=spec.headroom,
+        prefill_hardware=pre.instance.gpu.name if pre and n_prfaas else None,
+        prefill_gpus_per_instance=pre.instance.gpus if pre and n_prfaas else None,
+        prefill_price_per_gpu_hour=pre.price_per_gpu_hour if pre and n_prfaas else None,
+        n_prfaas=n_prfaas, prfaas_utilization=pre_util, sites=tuple(sites),
         cost=Cost(gpus_per_hour=gpu_cost, links_per_hour=links, egress_per_hour=egress, per_hour=total,
                   per_million_requests=total / hour * units.MILLION,
                   per_million_output_tokens=total / (out_tokens * units.HOUR) * units.MILLION),
