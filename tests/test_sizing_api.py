@@ -423,12 +423,10 @@ def test_infeasible_demand_names_the_maximum():
 # ----------------------------------------------------------------------------- bugs found (these fail)
 
 
-def test_bug_no_prefill_service_means_no_offload():
-    """BUG (api/size_solve.py, solve/_no_offload with _grid): a Variant with no prefill service
-    (prefill=()) over every threshold should never offload ("no prefill service: a site may not
-    offload"). _grid fills t_long_s with zeros when there is no prefill kind, so every candidate's
-    load c_i = s p T_long is 0 and _no_offload's ``s.load > 0`` never fires: the plan offloads 100%
-    of the requests to a prefill service of 0 instances over no link."""
+def test_no_prefill_service_means_no_offload():
+    """A variant with no prefill service (prefill=()) over every threshold never offloads (found:
+    with t_long_s zero for want of a prefill kind, every load was 0 and the plan offloaded 100% to
+    a prefill service of 0 instances over no link)."""
     lw = small_laws()
     v = replace(api_size.variant(lw), prefill=())
     plan = solve(lw, v, 1.5)
@@ -438,10 +436,8 @@ def test_bug_no_prefill_service_means_no_offload():
     assert same_cost(cost(plan), want)
 
 
-def test_bug_size_with_a_ttft_slo():
-    """BUG (api/size.py, size(), the `from prfaas_plan.api.size_ttft import constrained` line): with
-    slo.ttft set, size() imports prfaas_plan.api.size_ttft, which does not exist: ModuleNotFoundError
-    instead of a plan (or an InfeasibleError)."""
+def test_size_with_a_ttft_slo():
+    """With slo.ttft set, size() gives a plan no cheaper than without it (or an InfeasibleError)."""
     sc = scenario("paper-case-study", ("slo.ttft=30s",))
     plain = api_size.size(sc, ttft=False)
     try:
@@ -451,9 +447,8 @@ def test_bug_size_with_a_ttft_slo():
     assert r.ttft_bound_s == 30.0 and r.best.cost.per_hour >= plain.best.cost.per_hour
 
 
-def test_bug_no_sizing_hint_names_a_file_that_exists():
-    """BUG (api/size.py, size(), the refusal without a sizing: section): the message points the user
-    to scenarios/size-paper.yaml, which is not in the repository."""
+def test_no_sizing_hint_names_a_file_that_exists():
+    """The refusal without a sizing: section points at a scenario file that exists."""
     sc = scenario("qwen35-b200-h200", ())
     with pytest.raises(SpecError) as info:
         api_size.size(sc)

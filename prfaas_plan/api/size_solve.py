@@ -72,7 +72,7 @@ def solve(laws: Laws, v: Variant, demand_rps: float) -> SizedPlan | None:
         grids = [_grid(laws, law, v, pre, c) for law, c in zip(laws.sites, cols, strict=True)]
         sizes = [ks.site_sizes(g, lam, demand_rps) for g in grids]
         if pre is None:  # no prefill service: a site may not offload
-            sizes = [_no_offload(s) for s in sizes]
+            sizes = [_no_offload(s, g) for s, g in zip(sizes, grids, strict=True)]
         merged = ks.merge([(s.load, s.cost) for s in sizes])
         price = pre.price_per_instance_hour if pre else 0.0
         choice = ks.cheapest(merged, lam, price, v.max_prfaas if pre else 0)
@@ -84,8 +84,10 @@ def solve(laws: Laws, v: Variant, demand_rps: float) -> SizedPlan | None:
     return _plan(laws, v, demand_rps, pre, choice, cols, sizes)
 
 
-def _no_offload(s: ks.SiteSizes) -> ks.SiteSizes:
-    cost = np.where(s.load > 0, np.inf, s.cost)
+def _no_offload(s: ks.SiteSizes, g: ks.SiteGrid) -> ks.SiteSizes:
+    """Only the candidates that offload nothing (p = 0): without a prefill service, the load a
+    candidate would put on it is not zero but unpayable."""
+    cost = np.where(g.p[None, :] > 0, np.inf, s.cost)
     return ks.SiteSizes(n_p=s.n_p, n_d=s.n_d, tier=s.tier, link_price=s.link_price, egress_price=s.egress_price,
                         cost=cost, load=s.load, feasible=s.feasible & np.isfinite(cost))
 
