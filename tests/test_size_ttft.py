@@ -134,3 +134,23 @@ def test_two_sites():
     costs = [p.plan.cost.per_hour if p.plan else math.inf for p in frontier]
     assert all(a >= b for a, b in itertools.pairwise(costs)), costs
     assert all(p.ttft_s <= p.bound_s for p in frontier if p.plan is not None)
+
+
+def test_baselines_tiers_and_the_demand_curve_meet_the_slo_too():
+    """`size` weighs the PrfaaS plan against baselines under the same SLOs: with slo.ttft each
+    homogeneous fleet, the naive plan, every link tier's plan and the demand curve are TTFT-bound."""
+    sc = scenario("paper-case-study", "slo.ttft=4s")
+    r, plain = api_size.size(sc), api_size.size(sc, ttft=False)
+    hom = {name: (p, why) for name, p, why in r.homogeneous}
+    assert hom["8xH20"][0] is None and "ttft" in hom["8xH20"][1]  # H20 prefill alone cannot reach 4 s
+    assert plain.homogeneous[1][1] is not None  # ... though it serves the demand on throughput
+    for t in r.tiers:
+        if t.plan is not None:
+            assert independent_p90(sc, t.plan) <= 4.0
+        else:
+            assert "ttft" in t.why
+    assert r.naive is not None and independent_p90(sc, r.naive) <= 4.0
+    for d, d0 in zip(r.demand_curve, plain.demand_curve, strict=True):
+        assert d.prfaas is None or d.prfaas.cost.per_hour >= d0.prfaas.cost.per_hour
+        if d.prfaas is not None:
+            assert independent_p90(sc, d.prfaas) <= 4.0 * (1 + 1e-9)

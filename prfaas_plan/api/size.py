@@ -31,14 +31,28 @@ def variant(laws_: Laws, kind: str = PRFAAS, *, tiers: tuple[int, ...] | None = 
                    max_local=s.local.max_instances if max_local is None else max_local)
 
 
-def homogeneous(laws_: Laws, demand: float) -> tuple[tuple[str, SizedPlan | None, str | None], ...]:
+def fit(sc: ScenarioSpec, laws_: Laws, v: Variant, demand: float, *, ttft: bool = True
+        ) -> tuple[SizedPlan | None, str | None]:
+    """The cheapest plan of ``v`` at ``demand`` under every SLO (with ``slo.ttft``, the TTFT search
+    of ``api.size_ttft`` from the throughput plan), or None and why not."""
+    plan = solve(laws_, v, demand)
+    if plan is None:
+        return None, _why(laws_, v, demand)
+    if sc.ttft_slo_s is None or not ttft:
+        return plan, None
+    from prfaas_plan.api.size_ttft import constrained
+
+    try:
+        return constrained(sc, laws_, plan, v, demand, frontier=False)[0], None
+    except InfeasibleError as exc:
+        return None, str(exc)
+
+
+def homogeneous(sc: ScenarioSpec, laws_: Laws, demand: float, *, ttft: bool = True
+                ) -> tuple[tuple[str, SizedPlan | None, str | None], ...]:
     """Homogeneous PD on each candidate kind (of either role), each site on its own instances."""
-    out = []
-    for name, o in laws_.kinds.items():
-        plan = solve(laws_, variant(laws_, HOMOGENEOUS, local=(o,), columns=NONE), demand)
-        why = None if plan else _why(laws_, variant(laws_, HOMOGENEOUS, local=(o,), columns=NONE), demand)
-        out.append((name, plan, why))
-    return tuple(out)
+    return tuple((name, *fit(sc, laws_, variant(laws_, HOMOGENEOUS, local=(o,), columns=NONE), demand, ttft=ttft))
+                 for name, o in laws_.kinds.items())
 
 
 def _why(laws_: Laws, v: Variant, demand: float) -> str:
@@ -85,28 +99,25 @@ def size(sc: ScenarioSpec, *, ttft: bool = True) -> SizingResult:
     best = solve(lw, variant(lw), demand)
     if best is None:
         raise InfeasibleError(f"size: {_why(lw, variant(lw), demand)}", binding="size")
-    hom = homogeneous(lw, demand)
-    naive = solve(lw, variant(lw, NAIVE, columns=OFFLOAD_ALL), demand)
-    tiers = []
-    for m, tier in enumerate(spec.tiers):
-        v = variant(lw, tiers=(m,))
-        plan = solve(lw, v, demand)
-        tiers.append(TierPlan(tier=m, bandwidth_bytes_per_s=tier.bandwidth_bytes_per_s,
-                              price_per_hour=tier.price_per_hour, plan=plan,
-                              why=None if plan else _why(lw, v, demand)))
-    curve = []
-    for f in spec.demand_factors:
-        d = demand * f
-        plan = solve(lw, variant(lw), d)
-        homs = [p for _, p, _ in homogeneous(lw, d) if p is not None]
-        curve.append(DemandPoint(factor=f, demand_rps=d, prfaas=plan,
-                                 homogeneous=min(homs, key=lambda p: p.cost.per_hour) if homs else None,
-                                 why=None if plan else _why(lw, variant(lw), d)))
     bound, stat, ttft_s, frontier = sc.ttft_slo_s, sc.ttft_statistic if sc.ttft_slo_s else None, None, ()
-    if bound is not None and ttft:
+    if bound is not None and ttft:  # the SLO plan and the cost-versus-TTFT frontier in one search
         from prfaas_plan.api.size_ttft import constrained
 
         best, ttft_s, frontier = constrained(sc, lw, best)
+    hom = homogeneous(sc, lw, demand, ttft=ttft)
+    naive, _ = fit(sc, lw, variant(lw, NAIVE, columns=OFFLOAD_ALL), demand, ttft=ttft)
+    tiers = []
+    for m, tier in enumerate(spec.tiers):
+        plan, why = fit(sc, lw, variant(lw, tiers=(m,)), demand, ttft=ttft)
+        tiers.append(TierPlan(tier=m, bandwidth_bytes_per_s=tier.bandwidth_bytes_per_s,
+                              price_per_hour=tier.price_per_hour, plan=plan, why=why))
+    curve = []
+    for f in spec.demand_factors:
+        d = demand * f
+        plan, why = (best, None) if f == 1 else fit(sc, lw, variant(lw), d, ttft=ttft)
+        homs = [p for _, p, _ in homogeneous(sc, lw, d, ttft=ttft) if p is not None]
+        curve.append(DemandPoint(factor=f, demand_rps=d, prfaas=plan,
+                                 homogeneous=min(homs, key=lambda p: p.cost.per_hour) if homs else None, why=why))
     return SizingResult(
         scenario=sc.name, model=sc.model.name, method=str(lw.method), demand_rps=demand, headroom=spec.headroom,
         best=best, ttft_statistic=stat, ttft_bound_s=bound, ttft_s=ttft_s, homogeneous=hom, naive=naive,

@@ -28,7 +28,7 @@ from prfaas_plan.api.latency import offload_share, paths_of
 from prfaas_plan.api.perf import gpu_lookup
 from prfaas_plan.api.plan import decode_rate
 from prfaas_plan.api.size_grid import Laws, SiteLaws
-from prfaas_plan.api.size_solve import ALL, PRFAAS, Pick, Variant, _grid, _usable, plan_of
+from prfaas_plan.api.size_solve import ALL, NONE, OFFLOAD_ALL, PRFAAS, Pick, Variant, _grid, _usable, plan_of
 from prfaas_plan.api.systems import _system
 from prfaas_plan.api.topology import site_scenario
 from prfaas_plan.api.topology_systems import system_latency
@@ -63,12 +63,15 @@ def _columns(law: SiteLaws, best_col: int) -> list[int]:
 
 
 class _Search:
-    def __init__(self, sc: ScenarioSpec, laws: Laws, best: SizedPlan):
+    def __init__(self, sc: ScenarioSpec, laws: Laws, best: SizedPlan, v: Variant | None = None,
+                 demand: float | None = None):
         self.sc, self.laws, spec = sc, laws, laws.spec
-        self.stat, self.demand, lam = sc.ttft_statistic, spec.demand_rps, spec.target_rps
-        self.v = Variant(kind=PRFAAS, prefill=spec.prfaas.options, local=spec.local.options, columns=ALL,
-                         tiers=tuple(range(len(spec.tiers))), max_prfaas=spec.prfaas.max_instances,
-                         max_local=spec.local.max_instances)
+        self.stat = sc.ttft_statistic
+        self.demand = spec.demand_rps if demand is None else demand
+        self.lam = lam = self.demand / spec.headroom
+        self.v = v or Variant(kind=PRFAAS, prefill=spec.prfaas.options, local=spec.local.options, columns=ALL,
+                              tiers=tuple(range(len(spec.tiers))), max_prfaas=spec.prfaas.max_instances,
+                              max_local=spec.local.max_instances)
         gpu_of = gpu_lookup(known=[o.instance.gpu for o in (*laws.kinds.values(), sc.prfaas, sc.local)])
         self.timer = {n: prefill_timer(sc.model, o.instance, gpu_of=gpu_of) for n, o in laws.kinds.items()}
         engine = kv.footprint(sc.model).s_kv
@@ -80,18 +83,17 @@ class _Search:
         self.cands, self.ttft, self.corners, self.band, self.evaluations = {}, {}, {}, set(), 0
         mine = [(next(j for j, o in enumerate(self.v.local) if o.instance.gpu.name == s.hardware
                       and o.instance.gpus == s.gpus_per_instance), s.p_offload) for s in best.sites]
-        cols = [np.array(_columns(law, int(np.flatnonzero((law.t == s.threshold_tokens) & (law.p == s.p_offload))[0])))
-                for law, s in zip(laws.sites, best.sites, strict=True)]
+        cols = [np.array(self._variant_columns(law, s)) for law, s in zip(laws.sites, best.sites, strict=True)]
         self.starts: dict[int, list[list[_Start]]] = {}
-        for pi, pre in enumerate(self.v.prefill):
+        for pi, pre in (*enumerate(self.v.prefill), (-1, None)):
             self.starts[pi] = []
             for law, c in zip(laws.sites, cols, strict=True):
                 sz, got = ks.site_sizes(_grid(laws, law, self.v, pre, c), lam, self.demand), {}
                 for j, k in itertools.product(range(len(self.v.local)), range(len(c))):
-                    if np.isfinite(sz.cost[j, k]):  # columns of the same p route alike: the first kept
+                    if np.isfinite(sz.cost[j, k]) and (pre is not None or law.p[c[k]] == 0):
+                        # columns of the same p route alike: the first kept; no prefill service: p = 0 only
                         got.setdefault((j, float(law.p[c[k]])), self._start(law, sz, j, k, int(c[k])))
                 self.starts[pi].append(list(got.values()))
-        self.starts[-1] = [[s for s in ss if s.p == 0] for ss in self.starts[0]]  # no prefill service
         top = max([1, *(t for t in range(1, TOP_STARTS + 1) if t ** len(laws.sites) <= MAX_ROOTS)])
         roots: dict[tuple, None] = {}
         for pi in (*range(len(self.v.prefill)), -1):
@@ -107,6 +109,15 @@ class _Search:
                     roots[(pi, combo)] = None
         self.roots = list(roots)
 
+    def _variant_columns(self, law: SiteLaws, s) -> list[int]:
+        """The variant's columns: none or every request offloaded alone, else the coarse lattice
+        around the throughput plan's own column."""
+        if self.v.columns == NONE:
+            return [law.none_column]
+        if self.v.columns == OFFLOAD_ALL:
+            return [law.all_column]
+        return _columns(law, int(np.flatnonzero((law.t == s.threshold_tokens) & (law.p == s.p_offload))[0]))
+
     def _decode(self, i: int, inst: InstanceSpec) -> tuple[int, float]:
         """BS_max and T_decode on ``inst`` at site i: pinned only for the site's own kind (as size_grid)."""
         si, own = self.site_sc[i], self.site_sc[i].local.instance
@@ -117,8 +128,8 @@ class _Search:
 
     def _start(self, law: SiteLaws, sz: ks.SiteSizes, j: int, k: int, col: int) -> _Start:
         m, tier = int(sz.tier[j, k]), self.laws.spec.tiers
-        tiers = [m] if m >= 0 else [None]
-        for n in sorted(range(len(tier)), key=lambda n: (tier[n].price_per_hour, n)) if m >= 0 else ():
+        tiers = [self.v.tiers[m]] if m >= 0 else [None]  # the kernel's tier indexes the variant's
+        for n in sorted(self.v.tiers, key=lambda n: (tier[n].price_per_hour, n)) if m >= 0 else ():
             if _usable(law, tier[n]) > _usable(law, tier[tiers[-1]]):  # type: ignore[index]
                 tiers.append(n)
         return _Start(j=j, col=col, p=float(law.p[col]), n_p=int(sz.n_p[j, k]), n_d=int(sz.n_d[j, k]),
@@ -133,7 +144,7 @@ class _Search:
 
     def n_prfaas(self, key: tuple) -> int:
         load = sum((self.starts[key[0]][i][n].load for i, n in enumerate(key[1])), 0.0)
-        return int(ks.need(self.laws.spec.target_rps * load)) + key[2] if key[0] >= 0 else 0
+        return int(ks.need(self.lam * load)) + key[2] if key[0] >= 0 else 0
 
     def cost(self, key: tuple) -> float:  # summed as size_solve.plan_of sums it
         gpu = self.n_prfaas(key) * (self.v.prefill[key[0]].price_per_instance_hour if key[0] >= 0 else 0.0)
@@ -240,7 +251,7 @@ class _Search:
                       link_price=self.laws.spec.tiers[m].price_per_hour if m is not None else 0.0)
                  for s, n_p, n_d, m in self.sites(key)]
         load = sum((s.load for s, _, _, _ in self.sites(key)), 0.0)
-        return plan_of(self.laws, PRFAAS, self.demand, pre, self.n_prfaas(key), load, picks)
+        return plan_of(self.laws, self.v.kind, self.demand, pre, self.n_prfaas(key), load, picks)
 
     def run(self, bounds: Sequence[float]) -> tuple[dict[float, tuple[tuple, float]], bool, float]:
         """Each bound's cheapest passing node and statistic; whether evaluations ran out; the lowest seen."""
@@ -277,19 +288,23 @@ class _Search:
         if all(self.dead(r, bound) for r in self.roots):
             r = min(self.roots, key=lambda r: self.corners[(r, SEARCH_NODES)][1])
             floor = self._stat(self.system(self.corner(r)), FINAL_NODES)
-            low = f"the lowest found is {floor:.3g} s (every instance maximum bought, on the widest link tier)"
+            low = f"the lowest found is {floor:.3g} s (every maximum bought, the widest tier)"
         else:
             low = f"the lowest found is {lowest:.3g} s" if np.isfinite(lowest) else "no plan weighed is stable at D"
         return f"ttft: no plan within the maxima meets {what}; {low}"
 
 
-def constrained(sc: ScenarioSpec, laws: Laws, best: SizedPlan) -> tuple[SizedPlan, float, tuple[TtftPoint, ...]]:
-    """The cheapest plan meeting ``sc.ttft_slo_s`` at D, its statistic, and the cost-versus-TTFT
-    frontier (``sizing.ttft_bounds``, else the SLO x ``FACTORS``); InfeasibleError if none does."""
+def constrained(sc: ScenarioSpec, laws: Laws, best: SizedPlan, v: Variant | None = None,
+                demand: float | None = None, frontier: bool = True
+                ) -> tuple[SizedPlan, float, tuple[TtftPoint, ...]]:
+    """The cheapest plan of variant ``v`` (default PrfaaS-PD over every candidate) meeting
+    ``sc.ttft_slo_s`` at ``demand`` (default the sizing's), its statistic and, with ``frontier``, the
+    cost-versus-TTFT frontier (``sizing.ttft_bounds``, else the SLO x ``FACTORS``). ``best`` is the
+    variant's throughput plan. InfeasibleError if no plan of the lattice meets the SLO."""
     bound = sc.ttft_slo_s
     assert bound is not None
-    bounds = laws.spec.ttft_bounds or tuple(bound * f for f in FACTORS)
-    search = _Search(sc, laws, best)
+    bounds = (laws.spec.ttft_bounds or tuple(bound * f for f in FACTORS)) if frontier else ()
+    search = _Search(sc, laws, best, v, demand)
     found, stopped, lowest = search.run((bound, *bounds))
     if bound not in found:
         raise InfeasibleError(search.why(bound, stopped, lowest), binding="ttft")

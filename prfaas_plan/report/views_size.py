@@ -28,6 +28,25 @@ def _fleet(p: SizedPlan) -> str:
     return " + ".join(parts)
 
 
+class _Notes:
+    """Why a cell is infeasible, as numbered notes under the table (the reasons are long)."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def __call__(self, why: str | None) -> str:
+        if why is None:
+            return "infeasible"
+        if why not in self.lines:
+            self.lines.append(why)
+        return f"infeasible [{self.lines.index(why) + 1}]"
+
+    def caption(self, first: str | None = None) -> str | None:
+        notes = [f"  [{k}] {w}" for k, w in enumerate(self.lines, 1)]
+        lines = ([first] if first else []) + notes
+        return "\n".join(lines) if lines else None
+
+
 def _money(x: float | None) -> str:
     return "-" if x is None else f"${num(x, 2)}"
 
@@ -64,9 +83,10 @@ def _plan_tables(r: SizingResult) -> list[Any]:
 def _baselines(r: SizingResult) -> Any:
     b = r.best
     rows = [["PrfaaS-PD (cheapest)", _fleet(b), str(b.gpus), _money(b.cost.per_hour), "-"]]
+    notes = _Notes()
     for name, p, why in r.homogeneous:
         if p is None:
-            rows.append([f"homogeneous {name}", f"infeasible: {why}", "-", "-", "-"])
+            rows.append([f"homogeneous {name}", notes(why), "-", "-", "-"])
             continue
         s = saving(b, p)
         rows.append([f"homogeneous {name}", _fleet(p), str(p.gpus), _money(p.cost.per_hour),
@@ -76,17 +96,17 @@ def _baselines(r: SizingResult) -> Any:
         rows.append(["naive heterogeneous", _fleet(r.naive), str(r.naive.gpus), _money(r.naive.cost.per_hour),
                      pct(s["fraction"]) if s else "-"])
     return table("against the baselines, same demand and SLOs", ["plan", "fleet", "GPUs", "$/h", "PrfaaS saves"],
-                 rows)
+                 rows, caption=notes.caption())
 
 
 def _tiers(r: SizingResult) -> Any:
     b, hom = r.best, r.best_homogeneous
-    rows = []
+    rows, notes = [], _Notes()
     for t in r.tiers:
         p = t.plan
         if p is None:
-            rows.append([f"{_gbps(t.bandwidth_bytes_per_s)} {_money(t.price_per_hour)}", "infeasible", "-", "-", "-",
-                         "-", t.why or ""])
+            rows.append([f"{_gbps(t.bandwidth_bytes_per_s)} {_money(t.price_per_hour)}", notes(t.why), "-", "-", "-",
+                         "-", ""])
             continue
         ts = ", ".join(f"{s.threshold_tokens:,.0f}" for s in p.sites)
         pays = "no offload" if not p.offloads else ("yes" if hom is None or p.cost.per_hour < hom.cost.per_hour
@@ -96,25 +116,27 @@ def _tiers(r: SizingResult) -> Any:
                      pays, _fleet(p)])
     return table("link versus GPUs: the cheapest plan with every link at one tier",
                  ["tier, $/h", "plan $/h", "vs best", "GPUs (vs best)", "t", "PrfaaS pays", "fleet"], rows,
-                 caption="  PrfaaS pays: cheaper than the cheapest homogeneous PD fleet")
+                 caption=notes.caption("  PrfaaS pays: cheaper than the cheapest homogeneous PD fleet"))
 
 
 def _curve(r: SizingResult) -> Any:
-    rows = []
+    rows, notes = [], _Notes()
     for d in r.demand_curve:
         p, h = d.prfaas, d.homogeneous
-        rows.append([f"{d.factor:g}x", num(d.demand_rps, 3), _money(p.cost.per_hour) if p else "infeasible",
+        rows.append([f"{d.factor:g}x", num(d.demand_rps, 3), _money(p.cost.per_hour) if p else notes(d.why),
                      "-" if p is None else ("yes" if p.offloads else "no"),
                      f"{_money(h.cost.per_hour)} ({h.sites[0].hardware})" if h else "infeasible",
                      pct(saving(p, h)["fraction"]) if p and h else "-"])  # type: ignore[index]
     return table("cost versus demand", ["factor", "demand req/s", "PrfaaS-PD $/h", "offloads",
-                                        "homogeneous $/h", "PrfaaS saves"], rows)
+                                        "homogeneous $/h", "PrfaaS saves"], rows, caption=notes.caption())
 
 
 def _frontier(r: SizingResult) -> Any:
-    rows = [[f"{t.bound_s:g} s", _money(t.plan.cost.per_hour) if t.plan else "infeasible",
-             "-" if t.plan is None else str(t.plan.gpus), num(t.ttft_s, 3), t.why or ""] for t in r.ttft_frontier]
-    return table(f"cost versus TTFT bound ({r.ttft_statistic})", ["bound", "$/h", "GPUs", "TTFT s", ""], rows)
+    notes = _Notes()
+    rows = [[f"{t.bound_s:g} s", _money(t.plan.cost.per_hour) if t.plan else notes(t.why),
+             "-" if t.plan is None else str(t.plan.gpus), num(t.ttft_s, 3)] for t in r.ttft_frontier]
+    return table(f"cost versus TTFT bound ({r.ttft_statistic})", ["bound", "$/h", "GPUs", "TTFT s"], rows,
+                 caption=notes.caption())
 
 
 def _tables(r: SizingResult) -> list[Any]:
