@@ -1,7 +1,7 @@
 """The bundled scenarios' `optimize --format json` stays what it was before the topology
 redesign (tests/fixtures/golden, written by the two-cluster planner at 297b263; two-regions by
-the first topology planner), and `latency` and a seeded `simulate` stay what they were before
-their results were typed: every number within 1e-9 relative, every other value equal; only
+the first topology planner), `latency` and a seeded `simulate` stay what they were before
+their results were typed, and `size` what it first printed: every number within 1e-9 relative, every other value equal; only
 timings may differ, and keys may be added."""
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ CASES = [("optimize", s, ()) for s in ("paper-case-study", "qwen35-b200-h200", "
     (cmd, s, args) for s in ("paper-case-study", "two-regions")
     for cmd, args in (("latency", ("--load", "0.7")), ("simulate", ("--load", "0.7", "--requests", "3000")))] + [
     ("sweep", "paper-case-study", ("--set", "link.bandwidth=1Gbps..100Gbps:5", "--log")),
-    ("sweep", "two-regions", ("--set", "links[1].bandwidth=1Gbps..100Gbps:5", "--log"))]
+    ("sweep", "two-regions", ("--set", "links[1].bandwidth=1Gbps..100Gbps:5", "--log"))] + [
+    ("size", s, ()) for s in ("paper-case-study", "two-regions")]
 
 
 @pytest.mark.parametrize(("command", "scenario", "args"), CASES, ids=[f"{c}-{s}" for c, s, _ in CASES])
