@@ -1,8 +1,8 @@
 """The bundled scenarios' `optimize --format json` stays what it was before the topology
 redesign (tests/fixtures/golden, written by the two-cluster planner at 297b263; two-regions by
 the first topology planner), `latency` and a seeded `simulate` stay what they were before
-their results were typed, and `size` what it first printed: every number within 1e-9 relative, every other value equal; only
-timings may differ, and keys may be added."""
+their results were typed, and `size` what it first printed: every number within 1e-9 relative,
+every other value equal; only timings may differ, and keys may be added."""
 
 from __future__ import annotations
 
