@@ -229,6 +229,17 @@ def parse_duration(text: str | float) -> float:
     return out
 
 
+SIZE_UNITS = {"B": 1.0, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9, "KiB": 2.0**10, "MiB": 2.0**20, "GiB": 2.0**30}
+
+
+def parse_size(text: str | float) -> float:
+    """ "4MiB", "512KiB", "2MB" or a bare number of bytes -> bytes (> 0). b/bit are not sizes here."""
+    out = _scaled(text, SIZE_UNITS, "size", "B, KB, MB, GB (decimal), KiB, MiB, GiB (binary)", "B")
+    if not out > 0:
+        raise UnitError(f"{_shown(text)} is not a positive size")
+    return out
+
+
 RATE_UNITS = {"rps": 1.0, "req/s": 1.0, "/s": 1.0, "rpm": 1 / 60.0, "req/min": 1 / 60.0, "rph": 1 / HOUR,
               "req/h": 1 / HOUR}
 

@@ -76,7 +76,7 @@ def paths_of(sc: ScenarioSpec, c: SystemConfig, rate_rps: float, *, nodes: int =
         paths.append(lat.path_latency(
             "prfaas", share=p, rate_rps=rate_rps * p, servers=c.n_prfaas, lengths=grid, t_prefill=c.t_prfaas,
             scv_arrival=scv, link_bytes_per_s=c.link_bytes_per_s, link_rho=link_rho, kv_bytes=c.kv_bytes,
-            n_layers=c.n_layers, pipelining=c.pipelining, rtt_s=c.rtt_s, admission_s=admission, pool=pool))
+            n_layers=c.n_layers, pipelining=c.pipelining, rtt_s=c.landing_s, admission_s=admission, pool=pool))
     if p < 1 and c.t_local is not None:
         grid = lat.Nodes.of(dist, t if t is not None else dist.hi, above=False, n=nodes).lengths
         paths.append(lat.path_latency(

@@ -27,6 +27,7 @@ from prfaas_plan.errors import InfeasibleError
 from prfaas_plan.specs.hardware import InstanceSpec
 from prfaas_plan.specs.scenario import DecodeSpec, ScenarioSpec
 from prfaas_plan.specs.sizing import Option, SizingSpec
+from prfaas_plan.specs.topology import LinkSpec
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -38,6 +39,7 @@ class SiteLaws:
     share: float
     output_tokens: float
     link_usable_fraction: float
+    link_spec: LinkSpec  # the scenario's link: its fraction, share cap and stream limits apply to every tier
     t: NDArray[np.float64]  # (K,) thresholds; column ``none`` offloads nothing, ``all`` everything
     p: NDArray[np.float64]  # (K,)
     t_long_s: dict[str, NDArray[np.float64]]  # kind -> (K,) on the prefill service
@@ -107,7 +109,8 @@ def laws(sc: ScenarioSpec, spec: SizingSpec) -> Laws:
         p = np.where(np.arange(len(t)) == len(t) - 1, 0.0, p)  # t = the longest: nothing above it
         sites.append(SiteLaws(
             name=s.name, link=lk.name, share=s.demand_share, output_tokens=w.output_tokens,
-            link_usable_fraction=lk.link.usable_fraction, t=t, p=p, t_long_s=long_t, s_long_bytes=long_s,
+            link_usable_fraction=lk.link.usable_fraction, link_spec=lk.link, t=t, p=p, t_long_s=long_t,
+            s_long_bytes=long_s,
             t_short_s=short, decode_rps={k: v[0] for k, v in dec.items()},
             decode_source={k: v[1] for k, v in dec.items()}, decode_why={k: v[2] for k, v in dec.items()},
             all_column=len(t) - 2, none_column=len(t) - 1))

@@ -8,7 +8,7 @@ turns the winner into a typed ``SizedPlan`` with its cost and every stage's util
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -43,8 +43,11 @@ def _columns(law: SiteLaws, which: str) -> np.ndarray:
 
 
 def _usable(law: SiteLaws, tier: LinkTier) -> float:
-    return tier.bandwidth_bytes_per_s * (tier.usable_fraction if tier.usable_fraction is not None
-                                         else law.link_usable_fraction)
+    """B_out of the site's link bought at ``tier``: the tier's bandwidth, its usable fraction (else
+    the link's), the link's share cap and stream limits."""
+    fraction = tier.usable_fraction if tier.usable_fraction is not None else law.link_usable_fraction
+    return replace(law.link_spec, bandwidth_bytes_per_s=tier.bandwidth_bytes_per_s,
+                   usable_fraction=fraction).usable_bytes_per_s
 
 
 def _grid(laws: Laws, law: SiteLaws, v: Variant, pre: Option | None, cols: np.ndarray) -> ks.SiteGrid:

@@ -193,7 +193,8 @@ class _Search:
             configs.append(SystemConfig(
                 name=PRFAAS, threshold_tokens=float(law.t[s.col]) if s.p > 0 else None, n_prfaas=n, n_p=n_p, n_d=n_d,
                 t_prfaas=self.timer[pre] if n > 0 else None, t_local=self.timer[o.name], kv_bytes=self.s_kv[pre],
-                link_bytes_per_s=usable, rtt_s=si.link.rtt_s, n_layers=self.sc.model.num_hidden_layers,
+                link_bytes_per_s=usable, rtt_s=si.link.rtt_s, handoff_s=si.link.handoff_s,
+                n_layers=self.sc.model.num_hidden_layers,
                 pipelining=self.sc.layerwise_pipelining, bs_max=bs, t_decode_s=step, output_tokens=law.output_tokens,
                 capacity_rps=0.0, capacity_binding=""))
         cap = joint.point(models, cands, [0] * len(models), n)

@@ -41,6 +41,7 @@ def _config(sc: ScenarioSpec, i: int, timing: Any, *, name: str, threshold: floa
                         t_prfaas=timing.curves.t_prfaas if n_prfaas > 0 else None,
                         t_local=t_local if t_local is not None else timing.curves.t_local,
                         kv_bytes=timing.curves.s_kv, link_bytes_per_s=si.link.usable_bytes_per_s, rtt_s=si.link.rtt_s,
+                        handoff_s=si.link.handoff_s,
                         n_layers=sc.model.num_hidden_layers, pipelining=sc.layerwise_pipelining,
                         bs_max=int(d["bs_max"]), t_decode_s=float(d["t_decode_s"]),
                         output_tokens=si.workload.output_tokens, capacity_rps=capacity, capacity_binding=binding)

@@ -38,9 +38,16 @@ class Link(Strict):
     bandwidth: float  # "100Gbps" or a number of Gbps
     usable_fraction: Annotated[float, Field(gt=0, le=1)] = 1.0
     rtt: NonNegativeFloat = 0.0  # "5ms" or seconds
+    handoff: NonNegativeFloat = 0.0  # fixed cost per transfer, "200ms" or seconds
+    connections: Annotated[int, Field(ge=1, le=100_000)] | None = None  # parallel TCP streams
+    max_window: PositiveFloat | None = None  # one stream's window, "4MiB" or bytes: goodput window / RTT
+    stream_bandwidth: PositiveFloat | None = None  # or one stream's goodput cap, "2Gbps"
+    share_cap: Annotated[float, Field(gt=0, le=1)] = 1.0  # the most of the line KV may use
 
-    _bw = field_validator("bandwidth", mode="before")(lambda v: _bandwidth(v))
-    _rtt = field_validator("rtt", mode="before")(lambda v: _duration(v))
+    _bw = field_validator("bandwidth", "stream_bandwidth", mode="before")(
+        lambda v: None if v is None else _bandwidth(v))
+    _rtt = field_validator("rtt", "handoff", mode="before")(lambda v: _duration(v))
+    _win = field_validator("max_window", mode="before")(lambda v: None if v is None else units.parse_size(v))
 
 
 class LogNormal(Strict):

@@ -21,7 +21,9 @@ SHARE_RTOL = 1e-6  # demand shares must sum to 1 within this
 
 def link_spec(lk: Any) -> LinkSpec:
     """A schema link (``Link`` or ``SiteLink``) as the typed LinkSpec."""
-    return LinkSpec(bandwidth_bytes_per_s=lk.bandwidth, usable_fraction=lk.usable_fraction, rtt_s=lk.rtt)
+    return LinkSpec(bandwidth_bytes_per_s=lk.bandwidth, usable_fraction=lk.usable_fraction, rtt_s=lk.rtt,
+                    handoff_s=lk.handoff, connections=lk.connections, max_window_bytes=lk.max_window,
+                    stream_bytes_per_s_cap=lk.stream_bandwidth, share_cap=lk.share_cap)
 
 
 def two_clusters(prfaas: ClusterSpec, local: ClusterSpec, link: LinkSpec, workload: WorkloadSpec) -> TopologySpec:

@@ -66,8 +66,8 @@ class KvPath:
             self.link_done += 1
             now = self.engine.now
             r.kv_transfer_completed_at = now
-            if self.system.rtt_s > 0:
-                self.engine.schedule(self.system.rtt_s, self.decode.ready, r)
+            if self.system.landing_s > 0:  # RTT and the handoff
+                self.engine.schedule(self.system.landing_s, self.decode.ready, r)
             else:
                 self.decode.ready(r)
         elif part == BULK:

@@ -43,6 +43,12 @@ class SystemConfig:
     output_tokens: float
     capacity_rps: float  # Lambda_max of the exact method at this configuration
     capacity_binding: str
+    handoff_s: float = 0.0  # fixed cost per transfer after the KV lands (decode-side handover)
+
+    @property
+    def landing_s(self) -> float:
+        """What an offloaded request waits after its last byte is sent: RTT and handoff."""
+        return self.rtt_s + self.handoff_s
 
     @property
     def decode_rps(self) -> float:

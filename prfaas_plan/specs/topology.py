@@ -60,15 +60,45 @@ class ClusterSpec:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LinkSpec:
-    """The cross-datacenter link; B_out = bandwidth x usable fraction (multi-connection TCP)."""
+    """A cross-datacenter link. B_out, the KV goodput (``usable_bytes_per_s``), is the line's
+    bandwidth x usable fraction x share cap (the most of a shared line KV may use), and at most
+    ``connections`` TCP streams x one stream's goodput where one is limited (``stream_bytes_per_s``:
+    a per-stream cap, or window / RTT). ``handoff_s``: a fixed cost per transfer (decode-side
+    handover), paid after the bytes land, not on the line. The defaults are a plain pipe."""
 
     bandwidth_bytes_per_s: float
     usable_fraction: float = 1.0
     rtt_s: float = 0.0
+    handoff_s: float = 0.0
+    connections: int | None = None  # None: 1 where a stream is limited, else not limited
+    max_window_bytes: float | None = None
+    stream_bytes_per_s_cap: float | None = None
+    share_cap: float = 1.0
+
+    @property
+    def stream_bytes_per_s(self) -> float | None:
+        """One stream's goodput limit: its cap, else window / RTT; None: not limited."""
+        if self.stream_bytes_per_s_cap is not None:
+            return self.stream_bytes_per_s_cap
+        if self.max_window_bytes is not None and self.rtt_s > 0:
+            return self.max_window_bytes / self.rtt_s
+        return None
+
+    @property
+    def line_bytes_per_s(self) -> float:
+        return self.bandwidth_bytes_per_s * self.usable_fraction * self.share_cap
 
     @property
     def usable_bytes_per_s(self) -> float:
-        return self.bandwidth_bytes_per_s * self.usable_fraction
+        stream = self.stream_bytes_per_s
+        if stream is None:
+            return self.line_bytes_per_s
+        return min(self.line_bytes_per_s, (self.connections or 1) * stream)
+
+    @property
+    def limited_by(self) -> str:
+        """What sets B_out: the line (bandwidth x fraction x cap) or the streams."""
+        return "streams" if self.usable_bytes_per_s < self.line_bytes_per_s else "line"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

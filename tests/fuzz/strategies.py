@@ -39,6 +39,7 @@ SET_KEYS = [
     "decode.bs_max", "decode.t_decode", "decode.mode", "search.threshold.step", "search.threshold.min",
     "search.threshold.max", "search.method", "model", "baselines.homogeneous.instances",
     "baselines.homogeneous.hardware", "baselines.naive_heterogeneous", "no.such.key", "link", "link.bandwidth.x",
+    "link.handoff", "link.connections", "link.max_window", "link.stream_bandwidth", "link.share_cap",
 ]
 NAMES = ["H200", "H20", "H100", "B200", "H2000", "internal-1t", "MiniMax-M2.5", "Qwen3-32B", "nosuch",
          "lognormal", "uniform", "fixed", "gamma", "empirical", "paper", "exact", "pinned", "derived"]
@@ -68,6 +69,11 @@ VALID = {
     "model": st.sampled_from(["internal-1t", "MiniMax-M2.5", "Kimi-Linear-48B-A3B", "Qwen3.5-397B-A17B",
                               "Ring-2.5-1T", "DeepSeek-V3.2", "gpt-oss-120b", "Llama-3.1-8B"]),
     "baselines.homogeneous.instances": st.integers(1, 24).map(str),
+    "link.handoff": st.sampled_from(["0s", "29ms", "200ms", "1s"]),
+    "link.connections": st.integers(1, 64).map(str),
+    "link.max_window": st.sampled_from(["64KiB", "4MiB", "16MiB", "1e6"]),
+    "link.stream_bandwidth": st.sampled_from(["1Gbps", "2Gbps", "14.7Gbps"]),
+    "link.share_cap": st.floats(min_value=0.05, max_value=1.0).map(lambda x: f"{x:.3f}"),
 }
 _valid_option = st.sampled_from(sorted(VALID)).flatmap(lambda k: VALID[k].map(lambda v: f"{k}={v}"))
 _junk_option = st.builds(lambda k, v: f"{k}={v}", st.sampled_from(SET_KEYS), set_value)
