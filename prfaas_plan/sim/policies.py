@@ -45,7 +45,7 @@ class LinkMonitor:
     def utilisation(self) -> float:
         link = self.link
         now = link.engine.now
-        busy = link.bytes_carried / link.bandwidth  # advances the link's clock
+        busy = link.busy_s  # advances the link's clock
         samples = self._samples
         samples.append((now, busy))
         edge = now - self.window_s

@@ -48,6 +48,7 @@ class SimResult:
     wall_s: float
     cpu_s: float
     records: list[dict[str, Any]] | None = field(default=None, repr=False)
+    timeline: Any = field(default=None, repr=False)  # sim.replay.Timeline of a replayed bandwidth series
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -48,7 +48,8 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -57,6 +58,7 @@ from prfaas_plan.sim.engine import Engine
 from prfaas_plan.sim.entities import DecodeSlots, Hist, Pool, Req
 from prfaas_plan.sim.path import PREFETCH, KvPath
 from prfaas_plan.sim.policies import LinkMonitor, ParamSource, RoleBalancer, TraceSource, make_source
+from prfaas_plan.sim.replay import Router, timeline
 from prfaas_plan.sim.result import SimResult
 from prfaas_plan.sim.stations import SharedLink
 from prfaas_plan.specs.run import ENGINE, RunArgs, check
@@ -87,7 +89,7 @@ class _Run(KvPath):
     prefill-to-decode life cycle is ``KvPath``'s."""
 
     def __init__(self, sc: ScenarioSpec, system: SystemConfig, src: ParamSource | TraceSource, *, records: bool,
-                 control: ControlConfig | None) -> None:
+                 control: ControlConfig | None, replay: dict[str, Any] | None = None) -> None:
         self.sc, self.system, self.src = sc, system, src
         self.engine = engine = Engine()
         thr = system.threshold_tokens
@@ -103,7 +105,7 @@ class _Run(KvPath):
             self.thr = -math.inf
         self.decode = DecodeSlots(engine, system.n_d * system.bs_max, self._admit)
         self.link = SharedLink(engine, system.link_bytes_per_s, self._link_done,
-                               window_s=max(1.0, src.horizon_s / _SERIES_POINTS))
+                               window_s=replay["window_s"] if replay else max(1.0, src.horizon_s / _SERIES_POINTS))
         self.n_layers = system.n_layers if system.pipelining and system.n_layers > 1 else 1
         self.monitor = None
         if control is not None and control.max_link_utilization is not None and 0 < self.thr < math.inf:
@@ -126,6 +128,12 @@ class _Run(KvPath):
         self.snaps: list[dict[str, float]] = []
         self.n_measured = 0
         self.end: dict[str, float] | None = None  # snapshot at the last admission after the last arrival
+        # a replayed bandwidth series and the router's policy (sim.replay), and what each request saw
+        self.router = None if replay is None else Router(self, replay["series"], replay["policy"],
+                                                         replay.get("lookup"), replay.get("rate_window_s", 60.0))
+        self.seen: list[tuple[float, float, bool, float]] = []
+        self.thr_at: dict[int, float] = {}
+        self._thr_now = self.thr
 
     # ------------------------------------------------------------------ arrivals and routing
     def arrive(self) -> None:
@@ -139,6 +147,8 @@ class _Run(KvPath):
             self.n_measured += 1
         off, l, service, kv, hold, prefetch = src.request(i, self._route, measured)
         r = Req(i, now, l, off, service, kv, hold, measured)
+        if self.router is not None:
+            self.thr_at[i] = self._thr_now
         self.arrived = i + 1
         if off:
             self.routed["prfaas"] += 1
@@ -159,7 +169,10 @@ class _Run(KvPath):
             self.engine.schedule_at(nxt, self.arrive)
 
     def _route(self, l: float) -> bool:
-        if l <= self.thr:
+        thr = self.thr
+        if self.router is not None and self.pool_p is not None and self.pool_l is not None:
+            thr = self._thr_now = self.router.threshold(self.engine.now, self.thr)
+        if l <= thr:
             return False
         if self.monitor is not None and l <= self.thr_hi and self.monitor.utilisation() > self.u_max:
             self.kept_local += 1
@@ -172,6 +185,8 @@ class _Run(KvPath):
         ttft = now - r.arrived_at
         if self.done_arriving:  # the window ends at the last admission: keep the latest state
             self.end = self._snapshot()
+        if self.router is not None:
+            self.seen.append((r.arrived_at, ttft, r.offload, self.thr_at.pop(r.i, math.inf)))
         if r.measured:
             k = Hist.bin_of(ttft)
             self.hist.add(ttft, k)
@@ -275,13 +290,16 @@ def check_bounds(rate_rps: float | None, n_requests: int | None, duration_s: flo
 def simulate(sc: ScenarioSpec, system: SystemConfig, *, rate_rps: float | None, n_requests: int | None = None,
              duration_s: float | None = None, rng: np.random.Generator, records: bool = False,
              warmup_fraction: float = 0.1, control: ControlConfig | None = None,
-             progress: Callable[[int], None] | None = None, drain: bool = True) -> SimResult:
+             progress: Callable[[int], None] | None = None, drain: bool = True,
+             replay: dict[str, Any] | None = None) -> SimResult:
     """Simulate ``system`` serving the scenario's workload at ``rate_rps`` (req/s).
 
     ``n_requests`` or ``duration_s`` (seconds of arrivals) bound the run; neither: 20,000
     requests, or the whole trace. A trace is replayed at its own pace unless ``rate_rps`` is
     given. ``drain`` False stops soon after the last arrival (saturation runs) instead of serving
-    every request. ``progress(arrived)`` is called every few thousand events.
+    every request. ``progress(arrived)`` is called every few thousand events. ``replay``: a
+    bandwidth series and a router policy (``sim.replay``: keys series, policy, lookup, window_s,
+    rate_window_s); the result then has a ``timeline``.
     """
     check_bounds(rate_rps, n_requests, duration_s, warmup_fraction)
     cpu0, wall0 = time.process_time(), time.perf_counter()
@@ -289,9 +307,16 @@ def simulate(sc: ScenarioSpec, system: SystemConfig, *, rate_rps: float | None, 
                               warmup_fraction=warmup_fraction)
     if src.next_time(0) is None:
         raise SpecError(f"no request arrives within {duration_s:g} s", field="--duration")
-    run = _Run(sc, system, src, records=records, control=control)
+    run = _Run(sc, system, src, records=records, control=control, replay=replay)
     run.run(progress, drain)
-    return run.result(src.rate_rps, time.perf_counter() - wall0, time.process_time() - cpu0)
+    res = run.result(src.rate_rps, time.perf_counter() - wall0, time.process_time() - cpu0)
+    if replay is not None:
+        seen = np.array(run.seen, dtype=np.float64).reshape(-1, 4)
+        res = replace(res, timeline=timeline(
+            seen[:, 0], seen[:, 1], seen[:, 2] > 0, seen[:, 3], replay["window_s"], src.horizon_s,
+            bound_s=sc.ttft_slo_s, window_bytes=run.link.window_bytes(), series=replay["series"],
+            fixed_bytes_per_s=system.link_bytes_per_s))
+    return res
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -179,7 +179,8 @@ class SharedLink:
 
     Utilisation: ``busy_time`` (time with n > 0; the link is work-conserving, so it runs at full
     bandwidth then), ``bytes_carried``; with ``window_s`` set, bytes per fixed window for plots
-    (:meth:`utilisation_series`).
+    (:meth:`utilisation_series`). ``set_bandwidth`` changes the rate from now on (a replayed
+    bandwidth series); at 0 the link is down: transfers in flight wait, no event is scheduled.
     """
 
     def __init__(
@@ -192,6 +193,7 @@ class SharedLink:
     ) -> None:
         if not bandwidth_bytes_per_s > 0:
             raise ValueError(f"bandwidth must be > 0 bytes/s, got {bandwidth_bytes_per_s!r}")
+        self._bytes = 0.0
         if window_s is not None and not window_s > 0:
             raise ValueError(f"window_s must be > 0 s, got {window_s!r}")
         self.engine = engine
@@ -219,7 +221,31 @@ class SharedLink:
     def bytes_carried(self) -> float:
         """Bytes that have crossed the link so far (partial transfers included)."""
         self._advance(self.engine.now)
-        return self.busy_time * self.bandwidth
+        return self._bytes
+
+    @property
+    def busy_s(self) -> float:
+        """Time with a transfer in flight so far (at bandwidth 0 too: the transfers wait)."""
+        self._advance(self.engine.now)
+        return self.busy_time
+
+    def set_bandwidth(self, bandwidth_bytes_per_s: float) -> None:
+        """The rate from now on (>= 0; 0: down)."""
+        if not bandwidth_bytes_per_s >= 0:
+            raise ValueError(f"bandwidth must be >= 0 bytes/s, got {bandwidth_bytes_per_s!r}")
+        self._advance(self.engine.now)
+        self.bandwidth = float(bandwidth_bytes_per_s)
+        self._reschedule()
+
+    def window_bytes(self) -> NDArray[np.float64]:
+        """Bytes carried in each whole window of ``window_s`` so far."""
+        assert self.window_s is not None
+        self._advance(self.engine.now)
+        n_whole = int((self.engine.now - self._t0) // self.window_s)
+        out = np.zeros(n_whole)
+        upto = min(n_whole, len(self._window_bytes))
+        out[:upto] = self._window_bytes[:upto]
+        return out
 
     def _advance(self, now: float) -> None:
         dt = now - self._last_t
@@ -228,6 +254,7 @@ class SharedLink:
         if self._active:
             self._virtual += dt * self.bandwidth / len(self._active)
             self.busy_time += dt
+            self._bytes += dt * self.bandwidth
             if self.window_s is not None:
                 self._add_to_windows(self._last_t, now)
         self._last_t = now
@@ -250,7 +277,7 @@ class SharedLink:
         if self._next_event is not None:
             Engine.cancel(self._next_event)
             self._next_event = None
-        if self._active:
+        if self._active and self.bandwidth > 0:
             tag = self._active[0][0]
             delay = max(0.0, (tag - self._virtual) * len(self._active) / self.bandwidth)
             self._next_event = self.engine.schedule(delay, self._complete, tag)
