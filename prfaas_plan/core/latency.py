@@ -233,6 +233,12 @@ def mixture_quantile(q: float, parts) -> float:
     return bisect(lambda x: tail(x) > 1 - q, lo, hi, iterations=100, rtol=1e-9)[1]
 
 
+def mixture_tail(x: float, parts) -> float:
+    """P(TTFT > x) of a mixture of (weight, p_wait, tail mean, fixed, columns) laws: the weighted
+    sum of each law's tail (the function ``mixture_quantile`` inverts); at most the weights' sum."""
+    return float(sum((p if isinstance(p, _Law) else _Law(*p)).tail(x) for p in parts))
+
+
 def overall(paths: list[PathLatency]) -> tuple[float, dict[float, float]]:
     """Mean and quantiles of TTFT over all requests (paths weighted by their share)."""
     active = [p for p in paths if p.share > 0]

@@ -1,0 +1,39 @@
+"""`degrade`: each link at fractions of its bandwidth and down, the plan held and re-planned."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from prfaas_plan.cli.app import app
+from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from
+from prfaas_plan.cli.plan import MethodOpt, ScenarioArg, SetOpt, _method
+
+
+@app.command("degrade")
+def degrade(
+    scenario: ScenarioArg = None,
+    rate: Annotated[float | None, typer.Option("--rate", help="Total arrival rate for the TTFT, req/s")] = None,
+    load: Annotated[float | None, typer.Option("--load", help="Rate as a fraction of the nominal Lambda_max "
+                                               "[default: 0.7]")] = None,
+    levels: Annotated[str, typer.Option("--levels", help="Fractions of each link's nominal bandwidth, 0 = down "
+                                        "(100% is always the reference)")] = "50%,10%,0",
+    set_: SetOpt = None,
+    method: MethodOpt = None,
+    fmt: FormatOpt = Format.table,
+    catalog: CatalogOpt = None,
+) -> None:
+    """What a misbehaving link costs: for each link, at each level of its bandwidth, the nominal
+    plan held (static) and re-planned, TTFT per site at one rate (with slo.ttft, the share of
+    requests meeting it), and with the link down what the site needs to serve its load alone.
+
+    Example: prfaas-plan degrade two-regions --load 0.7 --levels 50%,10%,0
+    """
+    from prfaas_plan.api import degrade as api_degrade
+    from prfaas_plan.report.views_degrade import emit_degrade
+
+    parsed = api_degrade.parse_levels(levels)  # before the scenario loads: a bad option is told first
+    r = api_degrade.degrade(scenario, catalog_from(catalog), overrides=set_ or [], method=_method(method),
+                            levels=parsed, rate_rps=rate, load=load)
+    emit_degrade(fmt, r)
