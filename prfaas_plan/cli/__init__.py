@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from prfaas_plan.cli import catalog, degrade, kv, latency, perf, plan, sim, size  # noqa: F401  (register commands)
+from prfaas_plan.cli import catalog, degrade, kv, latency, perf, plan, sim, size, thresholds  # noqa: F401  (register commands)
 from prfaas_plan.cli.app import app
 
 
