@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from prfaas_plan import units
+from prfaas_plan.api import staging
 from prfaas_plan.api.perf import gpu_lookup
 from prfaas_plan.core import kv
 from prfaas_plan.core.optimize import Search, Space, offload_all_threshold, search
@@ -36,7 +37,8 @@ MAX_CANDIDATES = 5_000_000  # ~40 MB a bound array; the case study weighs 7,168
 
 @dataclass(frozen=True)
 class Timing:
-    """The service laws of one scenario: prefill on each instance type, link bytes, decode rate."""
+    """The service laws of one scenario: prefill on each instance type, link bytes, decode rate
+    (unstaged from ``timing``; a plan's carries the staged rate at its threshold, ``api.staging``)."""
 
     curves: Curves
     sources: dict[str, str]
@@ -69,7 +71,8 @@ def decode_rate(sc: ScenarioSpec, instance: InstanceSpec) -> tuple[float, dict[s
             f"({units.s_to_ms(tpot):g} ms per token) on {instance.name} at {context:,.0f} tokens of context: {why}",
             binding="decode")
     return cap.requests_per_s, {"mode": "derived", "bs_max": cap.bs_max, "t_decode_s": cap.step_s,
-                                "context_tokens": context, "bound_by": cap.binding}
+                                "context_tokens": context, "bound_by": cap.binding, "bs_slo": cap.bs_slo,
+                                "bs_memory": cap.bs_memory}
 
 
 def timing(sc: ScenarioSpec, local: InstanceSpec | None = None) -> Timing:
@@ -168,10 +171,49 @@ def _sum_price(*prices: float | None) -> float | None:
     return None if any(p is None for p in prices) else float(sum(p for p in prices if p is not None))
 
 
+def staged_search(sc: ScenarioSpec, t: Timing, space: Space, m: Method) -> tuple[Search, Timing, dict[str, Any]]:
+    """The search at the decode rate with staging at its own threshold (``api.staging``'s fixed
+    point), the timing with that rate and the plan's decode dict."""
+
+    def solve(rates: tuple[float, ...]) -> Search:
+        return search(sc.workload.lengths, t.curves, space, method=m, link_bytes_per_s=sc.link.usable_bytes_per_s,
+                      decode_rps_per_instance=rates[0], top=sc.search.top)
+
+    def own(res: Search) -> tuple[float, ...]:
+        return (staging.rate(t, staging.site_staging(t, sc, res.best.threshold_tokens, m)),)
+
+    rounds = staging.fixed_point(solve, own, (t.decode_rps_per_instance,))
+    res, rate = rounds[-1][0], rounds[-1][1][0]
+    if not staging.converged(rounds):  # each round's best at its own staged rate; the highest
+        res, rate = max(((_at_rate(sc, t, r, m, mine[0]), mine[0]) for r, _, mine in rounds),
+                        key=lambda x: x[0].best.lambda_max_rps)
+    b = res.best
+    st = staging.site_staging(t, sc, b.threshold_tokens, m)
+    decode = staging.detail(t, sc, st, lambda_rps=b.lambda_max_rps, p_offload=b.p_offload, n_d=b.n_d,
+                            rounds=len(rounds))
+    return res, replace(t, decode_rps_per_instance=rate), decode
+
+
+def _at_rate(sc: ScenarioSpec, t: Timing, res: Search, m: Method, rate: float) -> Search:
+    """``res`` with its best configuration evaluated at decode rate ``rate``."""
+    b = res.best
+    r = routing(sc.workload.lengths, t.curves, [b.threshold_tokens], m)
+    best = operating_point(r, 0, n_prfaas=b.n_prfaas, n_p=b.n_p, n_d=b.n_d, link_bytes_per_s=sc.link.usable_bytes_per_s,
+                           decode_rps_per_instance=rate)
+    return replace(res, best=best, top=(best, *res.top[1:]), refined=False)
+
+
+def naive_timing(sc: ScenarioSpec, t: Timing, m: Method) -> Timing:
+    """``t`` with the decode rate staged at naive heterogeneous PD's threshold (every request offloaded)."""
+    st = staging.site_staging(t, sc, offload_all_threshold(sc.workload.lengths), m)
+    return replace(t, decode_rps_per_instance=staging.rate(t, st))
+
+
 @dataclass(frozen=True)
 class Plan:
     """The typed result (``result``) with the searches, service laws and scenario behind it;
-    ``payload`` is its JSON, written at the edge (``report.plan_json``)."""
+    ``payload`` is its JSON, written at the edge (``report.plan_json``). ``timing`` carries the
+    headline method's decode rate with staging at its plan's threshold."""
 
     result: PlanResult
     searches: dict[str, Search]
@@ -204,12 +246,12 @@ def plan(sc: ScenarioSpec, *, methods: tuple[str, ...] = ("paper", "exact")) -> 
     space = _space(sc)
     per: dict[str, MethodPlan] = {}
     searches: dict[str, Search] = {}
+    timings: dict[str, Timing] = {}
     chosen = Method(sc.search.method)
     order = [chosen] + [Method(m) for m in methods if Method(m) != chosen]
     for m in order:
         t0 = time.perf_counter()
-        res = search(sc.workload.lengths, t.curves, space, method=m, link_bytes_per_s=sc.link.usable_bytes_per_s,
-                     decode_rps_per_instance=t.decode_rps_per_instance, top=sc.search.top)
+        res, timings[str(m)], decode = staged_search(sc, t, space, m)
         elapsed = time.perf_counter() - t0
         searches[str(m)] = res
         if res.best.lambda_max_rps <= 0:
@@ -217,12 +259,12 @@ def plan(sc: ScenarioSpec, *, methods: tuple[str, ...] = ("paper", "exact")) -> 
                                   binding=str(res.best.binding))
         price = _sum_price(sc.prfaas.price_for(res.best.n_prfaas), sc.local.price_per_hour)
         hom = homogeneous(sc, sc.homogeneous, m) if sc.homogeneous else None
-        nv = naive(sc, t, m) if sc.naive_heterogeneous else None
+        nv = naive(sc, naive_timing(sc, t, m), m) if sc.naive_heterogeneous else None
         per[str(m)] = MethodPlan(
             method=str(m), best=res.best, cost=Priced(price_per_hour=price,
                                                       cost_per_million_requests=_cost(price, res.best.lambda_max_rps)),
             top=res.top, homogeneous=hom, naive=nv, ratios=_ratios(res.best, price, hom, nv),
-            refined_threshold=res.refined, evaluations=res.evaluations, search_s=elapsed)
+            refined_threshold=res.refined, evaluations=res.evaluations, search_s=elapsed, decode=decode)
     w = sc.workload
     result = PlanResult(
         scenario=sc.name, model=sc.model.name, method=str(chosen), methods=per,
@@ -235,7 +277,7 @@ def plan(sc: ScenarioSpec, *, methods: tuple[str, ...] = ("paper", "exact")) -> 
                    instances=sc.local.instances),
         link_bandwidth_bytes_per_s=sc.link.bandwidth_bytes_per_s, link_usable_fraction=sc.link.usable_fraction,
         link_usable_bytes_per_s=sc.link.usable_bytes_per_s,
-        decode=t.decode_detail | {"rps_per_instance": t.decode_rps_per_instance}, sources=t.sources,
+        decode=per[str(chosen)].decode, sources=t.sources,
         thresholds=len(space.thresholds), n_prfaas_options=len(space.n_prfaas),
         max_prfaas_instances=int(space.n_prfaas.max()), splits=len(space.n_p), evaluations=space.size)
-    return Plan(result=result, searches=searches, timing=t, scenario=sc)
+    return Plan(result=result, searches=searches, timing=timings[str(chosen)], scenario=sc)

@@ -188,3 +188,58 @@ def decode_capacity(model: ModelSpec, instance: InstanceSpec, *, tpot_s: float, 
     return DecodeCapacity(bs_max=bs_max, bs_slo=bs_slo, bs_memory=bs_memory, binding=binding, step_s=step,
                           tokens_per_s=tokens, requests_per_s=tokens / output_tokens, context_tokens=float(context),
                           tpot_s=tpot_s, output_tokens=float(output_tokens))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DecodeStaging:
+    """Decode with staging: the KV slot of an offloaded request is reserved before its KV lands.
+
+    A slot is held for hold_s = T_step x L_out while decoding, and an offloaded request (share
+    p) holds one for staging_s (tau, its unloaded transfer + RTT + handoff) before that, so by
+    Little's law the slots in use per instance are r (hold_s + p tau) and the decoding batch
+    r hold_s. Per instance
+
+        r_d = min(bs_slo / hold_s, bs_memory / (hold_s + p tau))
+
+    with T_step at the unstaged BS_max; ``bs_staged`` = r_d x hold_s (the mean decoding batch it
+    allows, <= ``bs_unstaged``) and ``requests_per_s`` = r_d. With p tau = 0 it is the unstaged
+    rate exactly."""
+
+    staging_s: float
+    p_offload: float
+    hold_s: float
+    factor: float  # r_d / (BS_max / hold_s), in (0, 1]
+    requests_per_s: float
+    bs_unstaged: float
+    bs_staged: float
+
+    @property
+    def bs_lost(self) -> float:
+        return self.bs_unstaged - self.bs_staged
+
+
+_FINITE = 1e300  # a staging time of an all-but-closed link is kept finite (its share p is ~0 there)
+
+
+def staging_time(s_kv_bytes: float, link_bytes_per_s: float, *, rtt_s: float = 0.0, handoff_s: float = 0.0) -> float:
+    """tau = S_kv / B_out + RTT + handoff: an offloaded request's unloaded transfer (no queueing on
+    the link), the time its reserved decode slot waits for the KV."""
+    with np.errstate(over="ignore", divide="ignore"):
+        tau = float(np.float64(s_kv_bytes) / np.float64(link_bytes_per_s)) + rtt_s + handoff_s
+    return 0.0 if math.isnan(tau) else min(tau, _FINITE)
+
+
+def decode_staging(*, requests_per_s: float, bs_max: float, bs_memory: float, step_s: float, output_tokens: float,
+                   p_offload: float, staging_s: float) -> DecodeStaging:
+    """r_d of ``DecodeStaging`` from a derived decode capacity (BS_max = min(bs_slo, bs_memory),
+    its T_step and requests_per_s = BS_max / (T_step L_out)).
+
+    r_d = requests_per_s x min(1, bs_memory hold / (BS_max (hold + p tau))): where bs_slo binds
+    the SLO term is BS_max / hold, so the min is the formula's; the unstaged rate is kept bit for bit
+    where staging does not bind."""
+    hold = step_s * output_tokens
+    staged = p_offload * staging_s
+    factor = 1.0 if bs_max <= 0 else min(1.0, bs_memory * hold / (bs_max * (hold + staged)))
+    return DecodeStaging(staging_s=staging_s, p_offload=p_offload, hold_s=hold, factor=factor,
+                         requests_per_s=requests_per_s * factor if factor < 1.0 else requests_per_s,
+                         bs_unstaged=float(bs_max), bs_staged=float(bs_max) * factor)

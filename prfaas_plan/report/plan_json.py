@@ -80,7 +80,7 @@ def method_json(r: PlanResult, m: MethodPlan) -> dict[str, Any]:
             "baselines": {"homogeneous": homogeneous_json(m.homogeneous) if m.homogeneous else None,
                           "naive_heterogeneous": naive_json(m.naive) if m.naive else None},
             "ratios": ratios_json(m.ratios), "refined_threshold": m.refined_threshold, "evaluations": m.evaluations,
-            "search_s": m.search_s}
+            "search_s": m.search_s, "decode": dict(m.decode)}
 
 
 def plan_json(r: PlanResult) -> dict[str, Any]:

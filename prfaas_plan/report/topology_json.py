@@ -65,7 +65,7 @@ def method_json(r: TopologyPlanResult, m: TopologyMethodPlan) -> dict[str, Any]:
                                       for a in ind.alone}},
             "naive_heterogeneous": point_json(r, m.naive) | _priced(m.naive_cost)},
         "ratios": ratios, "refined_threshold": m.refined_threshold, "evaluations": m.evaluations,
-        "search_s": m.search_s}
+        "search_s": m.search_s, "decode": {site: dict(d) for site, d in m.decode.items()}}
 
 
 def _site_json(s: SiteInfo) -> dict[str, Any]:

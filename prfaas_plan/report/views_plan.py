@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from prfaas_plan import units
@@ -35,6 +36,25 @@ def _binding(b: dict[str, Any]) -> str:
 
 def _x(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}x"
+
+
+def staging_line(d: Mapping[str, Any], where: str = "") -> str | None:
+    """One line on decode staging (``api.staging``) where requests are staged; None where none are."""
+    staged = d.get("staged_requests_per_instance") or 0.0
+    if staged <= 0:
+        return None
+    tau = d["staging_s"]
+    head = f"decode staging{where}: {staged:.3g} requests/instance staged (tau {tau:.3f} s, unloaded transfer)"
+    if d.get("mode") == "derived":
+        if not d.get("bs_max_lost"):
+            return f"{head}; BS_max {num(d['bs_max'], 0)} kept"
+        return (f"{head}; BS_max {_f(d['bs_max_unstaged'], 0)} -> {_f(d['bs_max'], 2)} "
+                f"({_f(d['bs_max_lost'], 2)} lost)")
+    room = d.get("memory_headroom")
+    if room is None:
+        return f"{head}; pinned BS_max {d['bs_max']}"
+    over = "more than" if d.get("staging_exceeds_headroom") else "within"
+    return f"{head}; pinned BS_max {d['bs_max']}, {over} the memory headroom of {room}"
 
 
 def emit_plan(fmt: str, r: PlanResult, payload: dict[str, Any]) -> None:
@@ -142,7 +162,8 @@ def _plan_tables(r: PlanResult) -> list[Any]:
            for i, o in enumerate(m.top)]
     out.append(table("Top configurations", ["#", "t", "prfaas/p/d", "Lambda req/s", "bound by"], top,
                      caption="\n".join(f"{k}: {v}" for k, v in r.sources.items())))
-    return out
+    line = staging_line(r.decode)
+    return out + ([line] if line else [])
 
 
 def emit_sweep(fmt: str, s: dict[str, Any]) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.render import SYSTEM_NAMES, emit, num, pct, secs, table
-from prfaas_plan.report.views_plan import _f, _t, _x
+from prfaas_plan.report.views_plan import _f, _t, _x, staging_line
 from prfaas_plan.sim.result import TopologySimulateRun
 from prfaas_plan.specs.results import (
     SystemTiming,
@@ -107,7 +107,8 @@ def _tables(r: TopologyPlanResult) -> list[Any]:
     out.append(table("Both methods", ["method", f"t N_p/N_d per site ({', '.join(names)})", "Lambda",
                                       "vs independent", "vs homog.", "bound by"], m_rows,
                      caption="\n".join(f"{k}: {v}" for k, v in r.sources.items())))
-    return out
+    lines = [staging_line(s.decode, f" at {s.name}") for s in r.sites]
+    return out + [ln for ln in lines if ln]
 
 
 def emit_topology_latency(fmt: str, r: TopologyLatencyResult, payload: dict[str, Any]) -> None:

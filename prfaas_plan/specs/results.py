@@ -81,7 +81,8 @@ class Ratios:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MethodPlan:
-    """The plan under one method (paper or exact)."""
+    """The plan under one method (paper or exact); ``decode``: its decode rate and staging
+    (``api.staging.detail``), the decode rate being the staged one at this plan's threshold."""
 
     method: str
     best: OperatingPoint
@@ -93,6 +94,7 @@ class MethodPlan:
     refined_threshold: bool
     evaluations: int
     search_s: float
+    decode: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -214,6 +216,7 @@ class TopologyMethodPlan:
     refined_threshold: bool
     evaluations: int
     search_s: float
+    decode: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # per site, as MethodPlan.decode
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
