@@ -10,7 +10,10 @@ time) sets the link's rate as the run's clock passes each time; a bandwidth of 0
 - ``table``: the threshold table (`prfaas-plan thresholds`) read at the current line bandwidth
   (the row at or below it) and the arrival rate of the last ``window_s`` seconds (the first
   entry serving at least that rate; past every entry, the throughput optimum); a link at 0 or
-  an entry that does not offload sends every request local.
+  an entry that does not offload sends every request local. The table's rows were planned with
+  the split optimize chooses at their bandwidth, so the long-term loop follows it: every
+  ``RESPLIT_S`` seconds one local instance moves between prefill and decode toward the row's
+  N_p, when the instance it takes is idle (as ``sim.policies.RoleBalancer`` moves them).
 
 ``Timeline`` collects, per window of the run, what arrived then: TTFT quantiles and the share
 meeting the SLO, the link's utilisation of the capacity the series gave it, the threshold in use.
@@ -29,6 +32,7 @@ from numpy.typing import NDArray
 
 STATIC, RULE, TABLE = "static", "rule", "table"
 POLICIES = (STATIC, RULE, TABLE)
+RESPLIT_S = 10.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,11 +63,15 @@ class TableLookup:
     bandwidths: tuple[float, ...]  # line bytes/s, ascending
     rates: tuple[tuple[float, ...], ...]  # per row: the entries' total arrival rates, ascending
     thresholds: tuple[tuple[float, ...], ...]  # per row: t, inf where the entry offloads nothing
+    n_p: tuple[int, ...] | None = None  # per row: the local prefill instances its entries assume
+
+    def row(self, line_bytes_per_s: float) -> int:
+        return max(bisect.bisect_right(self.bandwidths, line_bytes_per_s * (1 + 1e-12)) - 1, 0)
 
     def threshold(self, line_bytes_per_s: float, rate_rps: float) -> float:
         if line_bytes_per_s <= 0:
             return math.inf
-        row = max(bisect.bisect_right(self.bandwidths, line_bytes_per_s * (1 + 1e-12)) - 1, 0)
+        row = self.row(line_bytes_per_s)
         rates, ts = self.rates[row], self.thresholds[row]
         k = bisect.bisect_left(rates, rate_rps)
         return ts[min(k, len(ts) - 1)]
@@ -81,9 +89,31 @@ class Router:
         self.run, self.series, self.policy, self.lookup, self.window_s = run, series, policy, lookup, window_s
         self.k = 0
         self.recent: deque[float] = deque()
+        self.n_d, self.moves = run.system.n_d, 0
         if series is not None:
             run.link.set_bandwidth(float(series.usable_bytes_per_s[0]))
             self._schedule_next()
+        if policy == TABLE and lookup is not None and lookup.n_p is not None and run.pool_l is not None:
+            run.engine.schedule(RESPLIT_S, self._resplit)
+
+    def _resplit(self) -> None:
+        """One instance toward the current row's N_p, if the one it takes is idle."""
+        run, lk = self.run, self.lookup
+        assert lk is not None and lk.n_p is not None
+        line = self.line_bytes_per_s
+        target = lk.n_p[lk.row(line if line is not None else math.inf)]
+        pool, dec, bs = run.pool_l, run.decode, run.system.bs_max
+        if pool.n < target and self.n_d > 1 and dec.idle() >= bs:
+            dec.remove(bs)
+            self.n_d -= 1
+            pool.add_server()
+            self.moves += 1
+        elif pool.n > max(target, 1) and pool.remove_idle_server():
+            dec.add(bs)
+            self.n_d += 1
+            self.moves += 1
+        if not run.done_arriving:
+            run.engine.schedule(RESPLIT_S, self._resplit)
 
     def _schedule_next(self) -> None:
         s = self.series
