@@ -7,13 +7,25 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from prfaas_plan.api import slo, topology, topology_systems
+from prfaas_plan.api import robust, slo, topology, topology_systems
 from prfaas_plan.api.plan import Plan, plan
 from prfaas_plan.specs.scenario import ScenarioSpec
 
 
-def optimize(sc: ScenarioSpec, *, ttft_slo: bool = True) -> Plan | topology.TopologyPlan:
-    """The best plan and its baselines under each method; ``payload`` is the JSON of `optimize`."""
+def optimize(sc: ScenarioSpec, *, ttft_slo: bool = True, plan_at: str | None = None) -> Plan | topology.TopologyPlan:
+    """The best plan and its baselines under each method; ``payload`` is the JSON of `optimize`.
+    With a link's bandwidth given as a law, its robustness (``api.robust``); ``plan_at`` (pNN)
+    plans at that percentile of every link's law instead of at the median."""
+    level = robust.plan_level(sc, plan_at)
+    target = sc if level is None else robust.at_level(sc, level[1])
+    p = _optimize(target, ttft_slo=ttft_slo)
+    if robust.has_law(sc):
+        rb = robust.robustness(sc, p, level)
+        p = replace(p, result=replace(p.result, robustness=rb))
+    return p
+
+
+def _optimize(sc: ScenarioSpec, *, ttft_slo: bool) -> Plan | topology.TopologyPlan:
     if sc.multi_site:
         tp = topology.plan(sc)
         if sc.ttft_slo_s is not None and ttft_slo:

@@ -30,10 +30,16 @@ def optimize(
     method: MethodOpt = None,
     trace: TraceOpt = None,
     plot: PlotOpt = None,
+    plan_at: Annotated[str | None, typer.Option(
+        "--plan-at", help="Plan at this percentile of every link's bandwidth law (p50, p10, p1, any pNN); "
+        "needs link.bandwidth given as a law, e.g. {kind: series, file: bw.csv}")] = None,
     fmt: FormatOpt = Format.table,
     catalog: CatalogOpt = None,
 ) -> None:
     """Best threshold t and prefill/decode split, against homogeneous and naive heterogeneous PD.
+
+    With a link's bandwidth given as a law ({kind: empirical|quantiles|series, ...}), also how the
+    plan at the median and the plan at P10 hold up across it.
 
     Example: prfaas-plan optimize --set link.bandwidth=10Gbps --plot fig5.png
     """
@@ -46,7 +52,7 @@ def optimize(
                        trace=str(trace) if trace else None)
     if sc.multi_site and plot is not None:
         raise SpecError("--plot draws Figure 5 of one PD site; this scenario has several", field="--plot")
-    result = optimize_(sc)
+    result = optimize_(sc, plan_at=plan_at)
     if sc.multi_site:
         from prfaas_plan.report.views_topology import emit_topology
 

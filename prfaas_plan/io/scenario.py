@@ -94,6 +94,21 @@ def _lengths(spec: BaseModel, base: Path, model: Any):
     return replay.uncached_distribution(), (trace, replay)
 
 
+def link_law(lk: Any, path: Path, placed: Placed, at: str):
+    """The bandwidth law of the link at ``at`` (``link``, ``links[i]``), None for a number; its
+    file relative to the scenario's folder, or to the working folder if an option named it."""
+    if isinstance(lk.bandwidth, float):
+        return None
+    from prfaas_plan.io.bandwidth import law_of
+
+    key = f"{at}.bandwidth"
+    base = Path.cwd() if placed.option_of(f"{key}.file") else path.parent
+    try:
+        return law_of(lk.bandwidth, base)
+    except SpecError as exc:
+        raise (_referenced(exc, placed, f"{key}.file") if exc.source else placed.error(exc, key)) from None
+
+
 def _resolve(file: str, base: Path) -> Path:
     p = Path(file).expanduser()
     return p if p.is_absolute() else base / p
@@ -236,7 +251,7 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | Non
         workload = workload_spec(sc.workload, path, model, placed)
         topo = two_clusters(_cluster(sc.clusters.prfaas, catalog, placed, "clusters.prfaas"),
                             _cluster(sc.clusters.local, catalog, placed, "clusters.local"),
-                            link_spec(sc.link), workload)
+                            link_spec(sc.link, link_law(sc.link, path, placed, "link")), workload)
     else:
         shared: dict[int, WorkloadSpec] = {}
 
@@ -247,7 +262,8 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | Non
                 return shared[0]
             return workload_spec(wl, path, model, placed, at)
 
-        topo = topology(sc, placed, cluster=lambda c, at: _cluster(c, catalog, placed, at), workload=site_workload)
+        topo = topology(sc, placed, cluster=lambda c, at: _cluster(c, catalog, placed, at), workload=site_workload,
+                        law=lambda lk, at: link_law(lk, path, placed, at))
         if topo.multi_site and sc.baselines.homogeneous is not None:
             raise SpecError("with several PD sites each site's homogeneous baseline is derived (its own instances "
                             "plus its demand share of the prefill GPUs): drop baselines.homogeneous",

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, NonNegativeFloat, PositiveFloat, PositiveInt, field_validator, model_validator
 
 from prfaas_plan import units
+from prfaas_plan.io.bandwidth import BandwidthField, bandwidth_field
 from prfaas_plan.io.schema import ProfileFields, Strict
 
 
@@ -35,7 +36,7 @@ class Cluster(Strict):
 
 
 class Link(Strict):
-    bandwidth: float  # "100Gbps" or a number of Gbps
+    bandwidth: float | BandwidthField  # "100Gbps", a number of Gbps, or a law (io/bandwidth.py): its median
     usable_fraction: Annotated[float, Field(gt=0, le=1)] = 1.0
     rtt: NonNegativeFloat = 0.0  # "5ms" or seconds
     handoff: NonNegativeFloat = 0.0  # fixed cost per transfer, "200ms" or seconds
@@ -44,8 +45,8 @@ class Link(Strict):
     stream_bandwidth: PositiveFloat | None = None  # or one stream's goodput cap, "2Gbps"
     share_cap: Annotated[float, Field(gt=0, le=1)] = 1.0  # the most of the line KV may use
 
-    _bw = field_validator("bandwidth", "stream_bandwidth", mode="before")(
-        lambda v: None if v is None else _bandwidth(v))
+    _law = field_validator("bandwidth", mode="before")(lambda v: bandwidth_field(v))
+    _bw = field_validator("stream_bandwidth", mode="before")(lambda v: None if v is None else _bandwidth(v))
     _rtt = field_validator("rtt", "handoff", mode="before")(lambda v: _duration(v))
     _win = field_validator("max_window", mode="before")(lambda v: None if v is None else units.parse_size(v))
 

@@ -11,19 +11,29 @@ from collections.abc import Callable
 from typing import Any
 
 from prfaas_plan.errors import SpecError
+from prfaas_plan.io.bandwidth import QuantileBandwidth, quantile_law
 from prfaas_plan.io.overrides import Placed
 from prfaas_plan.io.scenario_schema import ScenarioFile, Site
+from prfaas_plan.specs.bandwidth import BandwidthLaw
 from prfaas_plan.specs.scenario import ClusterSpec, LinkSpec, WorkloadSpec
 from prfaas_plan.specs.topology import PD, PRFAAS, SiteSpec, TopologyLink, TopologySpec
 
 SHARE_RTOL = 1e-6  # demand shares must sum to 1 within this
 
 
-def link_spec(lk: Any) -> LinkSpec:
-    """A schema link (``Link`` or ``SiteLink``) as the typed LinkSpec."""
-    return LinkSpec(bandwidth_bytes_per_s=lk.bandwidth, usable_fraction=lk.usable_fraction, rtt_s=lk.rtt,
+def link_spec(lk: Any, law: BandwidthLaw | None = None) -> LinkSpec:
+    """A schema link (``Link`` or ``SiteLink``) as the typed LinkSpec; a bandwidth given as a law
+    (``law``, read by ``io.scenario``) has its median as the bandwidth."""
+    bw = lk.bandwidth
+    if law is None and isinstance(bw, QuantileBandwidth):
+        law = quantile_law(bw)
+    if law is not None:
+        bw = law.median_bytes_per_s
+    elif not isinstance(bw, float):  # a law in a file that was not read (``io.patch``): never the loader's
+        bw = math.nan  # link, so ``patch.agrees`` refuses it and the caller reloads
+    return LinkSpec(bandwidth_bytes_per_s=bw, usable_fraction=lk.usable_fraction, rtt_s=lk.rtt,
                     handoff_s=lk.handoff, connections=lk.connections, max_window_bytes=lk.max_window,
-                    stream_bytes_per_s_cap=lk.stream_bandwidth, share_cap=lk.share_cap)
+                    stream_bytes_per_s_cap=lk.stream_bandwidth, share_cap=lk.share_cap, bandwidth_law=law)
 
 
 def two_clusters(prfaas: ClusterSpec, local: ClusterSpec, link: LinkSpec, workload: WorkloadSpec) -> TopologySpec:
@@ -67,11 +77,13 @@ def _shares(pd: dict[str, Site], placed: Placed) -> dict[str, float]:
 
 
 def topology(sc: ScenarioFile, placed: Placed, *, cluster: Callable[[Any, str], ClusterSpec],
-             workload: Callable[[Any, str], WorkloadSpec]) -> TopologySpec:
+             workload: Callable[[Any, str], WorkloadSpec],
+             law: Callable[[Any, str], BandwidthLaw | None] = lambda lk, at: None) -> TopologySpec:
     """The sites form as a TopologySpec: one prefill site, its PD sites and one link to each.
 
-    ``cluster(site, field)`` and ``workload(schema_workload, field)`` build specs from schema
-    objects (``io.scenario``); a site's workload keys replace the scenario's.
+    ``cluster(site, field)``, ``workload(schema_workload, field)`` and ``law(link, field)`` (a
+    bandwidth law's file read) build specs from schema objects (``io.scenario``); a site's
+    workload keys replace the scenario's.
     """
     where = placed.place
     assert sc.sites is not None and sc.links is not None
@@ -94,6 +106,7 @@ def topology(sc: ScenarioFile, placed: Placed, *, cluster: Callable[[Any, str], 
             raise SpecError(f"a PD site needs at least 2 instances (one prefill, one decode), got {s.instances}",
                             **where(f"sites.{n}.instances"))
     by_target: dict[str, Any] = {}
+    index: dict[str, int] = {}
     for i, lk in enumerate(sc.links):
         for key, end in (("from", lk.source), ("to", lk.target)):
             if end not in sc.sites:
@@ -106,6 +119,7 @@ def topology(sc: ScenarioFile, placed: Placed, *, cluster: Callable[[Any, str], 
         if lk.target in by_target:
             raise SpecError(f"a second link to {lk.target!r}: one link per PD site", **where(f"links[{i}].to"))
         by_target[lk.target] = lk
+        index[lk.target] = i
     for n in pd:
         if n not in by_target:
             raise SpecError(f"PD site {n!r} has no link from {name!r}", **where("links"))
@@ -124,5 +138,5 @@ def topology(sc: ScenarioFile, placed: Placed, *, cluster: Callable[[Any, str], 
                               workload=workload(wl, at)))
     return TopologySpec(prefill=SiteSpec(name=name, role=PRFAAS, cluster=cluster(sc.sites[name], f"sites.{name}")),
                         sites=tuple(sites),
-                        links=tuple(TopologyLink(source=name, target=s.name, link=link_spec(by_target[s.name]))
-                                    for s in sites))
+                        links=tuple(TopologyLink(source=name, target=s.name, link=link_spec(
+                            by_target[s.name], law(by_target[s.name], f"links[{index[s.name]}]"))) for s in sites))

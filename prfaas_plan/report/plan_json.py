@@ -15,6 +15,7 @@ from prfaas_plan.specs.results import (
     PlanResult,
     Ratios,
 )
+from prfaas_plan.specs.robust import Robustness
 
 
 def prfaas_limited_by(op: OperatingPoint) -> str | None:
@@ -83,6 +84,29 @@ def method_json(r: PlanResult, m: MethodPlan) -> dict[str, Any]:
             "search_s": m.search_s, "decode": dict(m.decode)}
 
 
+def robustness_json(rb: Robustness) -> dict[str, Any]:
+    """The "robustness" key of `optimize` (one PD site or a topology): each plan held across the
+    bandwidth's law."""
+    def gbps(b: float) -> float:
+        return units.bytes_per_s_to_gbps(b)
+
+    links = {lk.link: {"kind": lk.kind, "source": lk.source or None, "samples": lk.samples,
+                       **{f"{k}_gbps": gbps(v) for k, v in lk.percentiles_bytes_per_s.items()},
+                       **{f"{k}_usable_gbps": gbps(v) for k, v in lk.usable_bytes_per_s.items()},
+                       "mean_gbps": gbps(lk.mean_bytes_per_s), "down_fraction": lk.down_fraction}
+             for lk in rb.links}
+    plans = {p.name: {"planned_at": p.planned_at, "headline": p.headline, "n_prfaas": p.n_prfaas,
+                      "sites": {s.site: {"threshold_tokens": s.threshold_tokens, "n_p": s.n_p, "n_d": s.n_d,
+                                         "p_offload": s.p_offload} for s in p.sites},
+                      "lambda_max_rps": {a.percentile: a.lambda_max_rps for a in p.at},
+                      "binding": {a.percentile: a.binding for a in p.at},
+                      "expected_served_rps": p.expected_served_rps, "served_fraction": p.served_fraction,
+                      "fits_fraction": p.fits_fraction} for p in rb.plans}
+    return {"rate_rps": rb.rate_rps, "rate_source": rb.rate_source, "percentiles": list(rb.percentiles),
+            "comonotone": rb.comonotone, "plan_at": rb.plan_at, "states": rb.states, "links": links, "plans": plans,
+            "notes": list(rb.notes)}
+
+
 def plan_json(r: PlanResult) -> dict[str, Any]:
     methods = {name: method_json(r, m) for name, m in r.methods.items()}
     head = methods[r.method]
@@ -105,4 +129,6 @@ def plan_json(r: PlanResult) -> dict[str, Any]:
     }
     if r.ttft_slo is not None:
         out["ttft_slo"] = dict(r.ttft_slo)
+    if r.robustness is not None:
+        out["robustness"] = robustness_json(r.robustness)
     return out

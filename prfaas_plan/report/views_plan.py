@@ -9,6 +9,7 @@ from prfaas_plan import units
 from prfaas_plan.report.plan_json import prfaas_limited_by
 from prfaas_plan.report.render import BIG, emit, num, table
 from prfaas_plan.specs.results import MethodPlan, OperatingPoint, PlanResult
+from prfaas_plan.specs.robust import Robustness
 
 
 def _tok(x: float | None) -> str:
@@ -131,12 +132,59 @@ def _slo_table(slo: Any) -> Any:
                  caption=None if ratio is None else f"PrfaaS-PD vs homogeneous under the SLO: {_x(ratio)}")
 
 
+def _gbps(b: float) -> str:
+    return num(units.bytes_per_s_to_gbps(b), 2)
+
+
+def _law_line(lk: Any) -> str:
+    per = " / ".join(f"{k.upper()} {_gbps(v)}" for k, v in lk.percentiles_bytes_per_s.items())
+    usable = "" if dict(lk.usable_bytes_per_s) == dict(lk.percentiles_bytes_per_s) else \
+        " (usable " + " / ".join(_gbps(v) for v in lk.usable_bytes_per_s.values()) + ")"
+    if lk.kind is None:
+        return f"{lk.link}: {per} Gbps{usable}: a fixed bandwidth, held at every percentile"
+    name = lk.source.replace("\\", "/").rsplit("/", 1)[-1]
+    where = f" {name}, {lk.samples:,} rows" if name else f" ({lk.samples} percentiles given, a step law)"
+    down = f", down {lk.down_fraction * 100:.2f}% of the time" if lk.down_fraction > 0 else ""
+    return f"{lk.link}: {lk.kind}{where}: {per} Gbps{usable}, mean {_gbps(lk.mean_bytes_per_s)} Gbps{down}"
+
+
+def robustness_table(rb: Robustness, *, topology: bool = False) -> Any:
+    """`optimize` with a bandwidth law: each plan held, at each percentile and over the law."""
+    labels = {"nominal": "nominal", "safe": "safe", "plan-at": "--plan-at"}
+    rows = []
+    for p in rb.plans:
+        if topology:
+            conf = [", ".join(f"{_t(s.threshold_tokens)} {s.n_p}/{s.n_d}" for s in p.sites) + f" ({p.n_prfaas:g})"]
+        else:
+            s = p.sites[0]
+            conf = [_t(s.threshold_tokens), f"{p.n_prfaas:g}/{s.n_p}/{s.n_d}"]
+        rows.append([f"{labels[p.name]} ({p.planned_at.upper()}){' *' if p.headline else ''}", *conf,
+                     *(_f(a.lambda_max_rps, 3) for a in p.at), _f(p.expected_served_rps, 3),
+                     f"{p.served_fraction * 100:.1f}%", f"{p.fits_fraction * 100:.1f}%"])
+    sites = ", ".join(s.site for s in rb.plans[0].sites)
+    conf_cols = [f"t N_p/N_d per site ({sites}) (N_prfaas)"] if topology else ["t", "prfaas/p/d"]
+    caption = [_law_line(lk) for lk in rb.links]
+    if rb.comonotone:
+        caption.append("All links at the same percentile of their own laws (comonotone: a bad hour is bad on every "
+                       "link).")
+    caption.append(f"Demand {_f(rb.rate_rps, 3)} req/s ({rb.rate_source}); E[served] = E_B[min(demand, Lambda(B))] "
+                   f"and fits = P_B(Lambda(B) >= demand) over the law ({rb.states:,} bandwidth states).")
+    caption += list(rb.notes)
+    caption.append("* the plan above" + (f", optimised at {rb.plan_at.upper()} of every law (--plan-at)"
+                                           if rb.plan_at else "") + "; nominal: optimised at the median, safe: at P10.")
+    return table("Bandwidth that varies: each plan's configuration held, Lambda_max req/s at each percentile",
+                 ["plan", *conf_cols, *(f"at {q.upper()}" for q in rb.percentiles), "E[served] req/s",
+                  "of demand", "fits"], rows, caption="\n".join(caption))
+
+
 def _plan_tables(r: PlanResult) -> list[Any]:
     m = r.head
     n_prfaas = f"up to {r.max_prfaas_instances}" if r.n_prfaas_options > 1 else str(r.prfaas.instances)
     title = (f"{r.scenario}: {r.model} on {n_prfaas}x{r.prfaas.gpus_per_instance}x{r.prfaas.hardware} PrfaaS + "
              f"{r.local.instances}x{r.local.gpus_per_instance}x{r.local.hardware} local PD, "
-             f"{num(units.bytes_per_s_to_gbps(r.link_usable_bytes_per_s), 1)} Gbps usable link (method: {r.method})")
+             f"{num(units.bytes_per_s_to_gbps(r.link_usable_bytes_per_s), 1)} Gbps usable link"
+             + (f" at {r.robustness.plan_at.upper()} of its law" if r.robustness and r.robustness.plan_at else "")
+             + f" (method: {r.method})")
     out: list[Any] = [table(title, ["best PrfaaS-PD plan", ""], _best_lines(r, m))]
     equal_cost = m.ratios.prfaas_vs_homogeneous_equal_cost
     caption = None if equal_cost is None else (
@@ -158,6 +206,8 @@ def _plan_tables(r: PlanResult) -> list[Any]:
                      m_rows))
     if r.ttft_slo is not None:
         out.append(_slo_table(r.ttft_slo))
+    if r.robustness is not None:
+        out.append(robustness_table(r.robustness))
     top = [[i + 1, _t(o.threshold_tokens), f"{o.n_prfaas}/{o.n_p}/{o.n_d}", _f(o.lambda_max_rps, 3), _names(o)]
            for i, o in enumerate(m.top)]
     out.append(table("Top configurations", ["#", "t", "prfaas/p/d", "Lambda req/s", "bound by"], top,

@@ -7,7 +7,7 @@ from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.render import SYSTEM_NAMES, emit, num, pct, secs, table
-from prfaas_plan.report.views_plan import _f, _t, _x, staging_line
+from prfaas_plan.report.views_plan import _f, _t, _x, robustness_table, staging_line
 from prfaas_plan.sim.result import TopologySimulateRun
 from prfaas_plan.specs.results import (
     SystemTiming,
@@ -98,6 +98,8 @@ def _tables(r: TopologyPlanResult) -> list[Any]:
         out.append(table(f"Under the TTFT SLO: {r.ttft_slo['statistic']} TTFT <= {r.ttft_slo['bound_s']:g} s at every "
                          "site (throughput-best configurations held)", ["system", "rate req/s", "capacity req/s",
                                                                         "bound by"], _slo_rows(r.ttft_slo)))
+    if r.robustness is not None:
+        out.append(robustness_table(r.robustness, topology=True))
     m_rows = []
     for name, d in r.methods.items():
         bb = d.best

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from prfaas_plan.specs.robust import Robustness
+
 
 class Binding(StrEnum):
     PRFAAS_COMPUTE = "prfaas-compute"
@@ -131,6 +133,7 @@ class PlanResult:
     splits: int
     evaluations: int
     ttft_slo: Mapping[str, Any] | None = field(default=None)
+    robustness: Robustness | None = None  # a link's bandwidth as a law (api.robust)
 
     @property
     def head(self) -> MethodPlan:
@@ -253,6 +256,7 @@ class TopologyPlanResult:
     thresholds: int
     n_prfaas_options: int
     ttft_slo: Mapping[str, Any] | None = field(default=None)
+    robustness: Robustness | None = None  # a link's bandwidth as a law (api.robust)
 
     @property
     def head(self) -> TopologyMethodPlan:

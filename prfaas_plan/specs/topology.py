@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from prfaas_plan.specs.bandwidth import BandwidthLaw
 from prfaas_plan.specs.hardware import InstanceSpec
 from prfaas_plan.specs.system import SystemConfig
 
@@ -74,6 +75,7 @@ class LinkSpec:
     max_window_bytes: float | None = None
     stream_bytes_per_s_cap: float | None = None
     share_cap: float = 1.0
+    bandwidth_law: BandwidthLaw | None = None  # the bandwidth over time; bandwidth_bytes_per_s is its median
 
     @property
     def stream_bytes_per_s(self) -> float | None:
