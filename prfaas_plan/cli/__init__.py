@@ -10,7 +10,18 @@ import sys
 
 import typer
 
-from prfaas_plan.cli import catalog, degrade, kv, latency, perf, plan, sim, size, thresholds  # noqa: F401  (register commands)
+from prfaas_plan.cli import (  # noqa: F401  (register commands)
+    catalog,
+    degrade,
+    kv,
+    latency,
+    perf,
+    plan,
+    replay,
+    sim,
+    size,
+    thresholds,
+)
 from prfaas_plan.cli.app import app
 
 

@@ -72,3 +72,41 @@ def test_a_drop_shows_in_the_timeline_and_passes(case):
     assert tl.capacity_bytes_per_s[11] == pytest.approx(0.05 * bw)
     assert np.nanmax(tl.link_utilization[10:13]) > 0.9  # the thin link runs full
     assert tl.ttft_p90_s[-1] < 2 * np.nanmax(before)  # and the queue drains once it is back
+
+
+def test_the_table_policy_routes_by_the_current_row(case):
+    from prfaas_plan.api.replay import replay, series_of
+
+    sc, c = case
+    bw = sc.link.bandwidth_bytes_per_s
+    s = series_of(sc, [0.0, 1000.0, 2000.0], [bw, 0.1 * bw, bw])
+    lk = TableLookup(bandwidths=(0.05 * bw, 0.5 * bw), rates=((99.0,), (99.0,)), thresholds=((60e3,), (15e3,)))
+    r = replay(sc, s, load=0.5, duration_s=3000, policies=("static", "table"), table=lk, window_s=500.0)
+    static, table = (run.result.timeline for run in r.runs)
+    assert np.allclose(static.threshold_tokens, c.threshold_tokens)
+    assert np.allclose(table.threshold_tokens, [15e3, 15e3, 60e3, 60e3, 15e3, 15e3])
+    assert table.offloaded[2] < table.offloaded[0]  # fewer requests cross the thin link
+    assert r.runs[0].attainment is not None and 0 <= r.runs[0].attainment <= 1
+
+
+def test_replay_cli(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from prfaas_plan.cli import app
+    from tests.conftest import FIXTURES
+    from tests.test_cli_errors import error_line
+
+    series = str(FIXTURES / "bandwidth" / "diurnal.csv")
+    res = CliRunner().invoke(app, ["replay", "--series", series, "--duration", "2h", "--policies", "static,rule",
+                                   "--set", "slo.ttft=8s", "--format", "json", "--plot", str(tmp_path / "r.png")])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert set(out["policies"]) == {"static", "rule"} and out["series"]["points"] == 1440
+    for p in out["policies"].values():
+        assert 0 <= p["slo_attainment"] <= 1 and len(p["timeline"]["start_s"]) == 24
+    assert (tmp_path / "r.png").stat().st_size > 0
+    assert "--policies" in error_line("replay", "--series", series, "--policies", "static,nope")
+    assert "--series" in error_line("replay")
+    assert "several" in error_line("replay", "two-regions", "--series", series)

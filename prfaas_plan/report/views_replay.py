@@ -1,0 +1,91 @@
+"""View, JSON and figure of a replayed bandwidth series: the router policies side by side and over time."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from prfaas_plan import units
+from prfaas_plan.report.render import emit, num, pct, secs, table
+
+
+def _f(x: Any) -> float | None:
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def replay_json(r: Any) -> dict[str, Any]:
+    s = r.series
+    out = {"scenario": r.scenario, "rate_rps": r.rate_rps, "statistic": r.statistic, "ttft_bound_s": r.bound_s,
+           "series": {"points": len(s.times_s), "span_s": s.span_s,
+                      "bandwidth_gbps": {"min": units.bytes_per_s_to_gbps(float(s.line_bytes_per_s.min())),
+                                         "max": units.bytes_per_s_to_gbps(float(s.line_bytes_per_s.max()))},
+                      "down_s": float(np.sum(np.diff(np.append(s.times_s, s.span_s))[s.line_bytes_per_s <= 0]))},
+           "policies": {}}
+    for run in r.runs:
+        res, tl = run.result, run.result.timeline
+        out["policies"][run.policy] = {
+            "requests": res.requests, "served_rps": run.served_rps, "ttft_mean_s": res.ttft.mean,
+            "ttft_p50_s": res.ttft.quantile(0.5), "ttft_p90_s": res.ttft.quantile(0.9),
+            "ttft_p99_s": res.ttft.quantile(0.99), "slo_attainment": run.attainment, "kept_local": res.kept_local,
+            "timeline": {"window_s": tl.window_s, "start_s": [float(x) for x in tl.starts_s],
+                         "arrived": [int(x) for x in tl.arrived],
+                         "ttft_p90_s": [_f(x) for x in tl.ttft_p90_s],
+                         "slo_attainment": None if tl.attainment is None else [_f(x) for x in tl.attainment],
+                         "link_utilization": [_f(x) for x in tl.link_utilization],
+                         "capacity_gbps": [units.bytes_per_s_to_gbps(float(x)) for x in tl.capacity_bytes_per_s],
+                         "threshold_tokens": [_f(x) for x in tl.threshold_tokens],
+                         "offloaded": [_f(x) for x in tl.offloaded]}}
+    return out
+
+
+def emit_replay(fmt: str, r: Any, payload: dict[str, Any]) -> None:
+    rows = [{"policy": name, **{k: v for k, v in p.items() if k != "timeline"}}
+            for name, p in payload["policies"].items()]
+    emit(fmt, payload, rows=rows, tables=lambda: _tables(r, payload))
+
+
+def _tables(r: Any, payload: dict[str, Any]) -> list[Any]:
+    s = payload["series"]
+    head = (f"{r.scenario}: the PrfaaS-PD plan at {num(r.rate_rps, 3)} req/s on a replayed bandwidth series "
+            f"({s['points']} points over {num(s['span_s'] / 3600, 1)} h, {num(s['bandwidth_gbps']['min'], 1)}-"
+            f"{num(s['bandwidth_gbps']['max'], 1)} Gbps, down {num(s['down_s'], 0)} s)")
+    rows = [[name, f"{p['requests']:,}", num(p["served_rps"], 3), secs(p["ttft_mean_s"]), secs(p["ttft_p90_s"]),
+             secs(p["ttft_p99_s"]), pct(p["slo_attainment"]) if p["slo_attainment"] is not None else "-"]
+            for name, p in payload["policies"].items()]
+    bound = f"TTFT <= {r.bound_s:g} s" if r.bound_s is not None else "no TTFT SLO"
+    return [head, "", table("router policies on the same series and arrivals",
+                            ["policy", "requests", "served req/s", "TTFT mean s", "P90 s", "P99 s", f"SLO ({bound})"],
+                            rows, caption="  static: the plan's t; rule: the paper's link-utilisation rule; table: "
+                                          "`prfaas-plan thresholds` read at the current bandwidth and rate")]
+
+
+def replay_figure(r: Any, path: Path) -> None:
+    from prfaas_plan.report.plots import _pyplot, _save
+
+    plt = _pyplot()
+    fig, axes = plt.subplots(4, 1, figsize=(10, 9), sharex=True)
+    first = r.runs[0].result.timeline
+    hours = first.starts_s / 3600
+    axes[0].step(hours, [units.bytes_per_s_to_gbps(float(x)) for x in first.capacity_bytes_per_s], where="post",
+                 color="black")
+    axes[0].set_ylabel("B_out (Gbps)")
+    for run in r.runs:
+        tl = run.result.timeline
+        axes[1].plot(hours, tl.ttft_p90_s, label=run.policy)
+        if tl.attainment is not None:
+            axes[2].plot(hours, tl.attainment, label=run.policy)
+        thr = np.where(np.isfinite(tl.threshold_tokens), tl.threshold_tokens, np.nan) / 1024
+        axes[3].plot(hours, thr, label=run.policy)
+    axes[1].set_yscale("log")
+    axes[1].set_ylabel("P90 TTFT (s)")
+    axes[2].set_ylabel("SLO attainment")
+    axes[3].set_ylabel("threshold t (K tokens)")
+    axes[3].set_xlabel("time (h)")
+    for ax in axes[1:]:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    _save(fig, path)
