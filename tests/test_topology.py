@@ -262,3 +262,19 @@ def test_trace_with_a_site_of_its_own_input_names_what_to_set() -> None:
     assert len(res.stderr.strip().splitlines()) == 1
     ok = _optimize("two-regions", "--trace", trace, "--set", "sites.region-b.workload.output_tokens=512")
     assert ok["best"]["sites"]["region-a"]["lambda_rps"] == pytest.approx(0.6 * ok["best"]["lambda_max_rps"])
+
+
+def test_latency_and_simulate_time_the_configuration_optimize_reports():
+    """Where independent planning beats the joint search (region-b's link at 2 Gbps), the systems
+    latency and simulate time are optimize's headline configuration, not the joint search's."""
+    from prfaas_plan.api.optimize import optimize as optimize_
+    from prfaas_plan.api.systems import PRFAAS, topology_systems
+    from prfaas_plan.io.load import Catalog
+    from prfaas_plan.io.scenario import load_scenario
+
+    sc = load_scenario("two-regions", Catalog.default(), overrides=["links[1].bandwidth=2Gbps"])
+    best = optimize_(sc, ttft_slo=False).result.methods[sc.search.method].best
+    system = topology_systems(sc, which=(PRFAAS,))[PRFAAS]
+    assert [(s.config.threshold_tokens, s.config.n_p) for s in system.sites] == \
+        [(sp.threshold_tokens, sp.n_p) for sp in best.sites]
+    assert system.n_prfaas == round(best.n_prfaas)

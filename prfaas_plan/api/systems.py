@@ -97,13 +97,14 @@ def topology_systems(sc: ScenarioSpec, *, which: tuple[str, ...] = (PRFAAS, HOMO
 
 
 def _plan_configuration(sc: ScenarioSpec) -> tuple[int, list[tuple[float, int]]]:
-    """N_prfaas and each site's (t_i, N_p,i) of the throughput plan under the scenario's method:
-    the one-site search (with its Eq. 7 refinement) for one PD site, the joint search for several."""
+    """N_prfaas and each site's (t_i, N_p,i) of the throughput plan under the scenario's method, as
+    `optimize` reports it: the one-site search (with its Eq. 7 refinement) for one PD site, the
+    joint plan for several (the joint search's, or independent planning's where that is higher)."""
     m = sc.search.method
     if sc.multi_site:
-        best = topology_plan(sc, methods=(m,)).searches[m].best
+        best = topology_plan(sc, methods=(m,)).result.methods[m].best
         return round(best.n_prfaas), [(sp.threshold_tokens, sp.n_p) for sp in best.sites]
-    op = plan(sc, methods=(m,)).searches[m].best
+    op = plan(sc, methods=(m,)).result.methods[m].best
     assert op.threshold_tokens is not None
     return op.n_prfaas, [(op.threshold_tokens, op.n_p)]
 
