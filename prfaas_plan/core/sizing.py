@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 TOL = 1e-9
 HOUR = 3600.0
 MIN_SITE = 2  # instances of a PD site (io.topology, io.scenario refuse fewer)
+_TINY = float(np.finfo(np.float64).tiny)
 
 
 def need(x: NDArray[np.float64] | float) -> NDArray[np.float64]:
@@ -110,13 +111,16 @@ def site_sizes(g: SiteGrid, lam: float, demand_rps: float) -> SiteSizes:
         ok_d = g.decode_rps > 0
         n_d = np.where(ok_d, need(rate / np.where(ok_d, g.decode_rps, 1.0)), np.inf)[:, None]
     n_d = np.maximum(n_d, MIN_SITE - n_p)
-    carried = rate * g.p * g.s_long_bytes  # bytes/s the link carries at Lambda
-    tier, link_price = g.tiers.cheapest(np.where(g.p > 0, carried, 0.0))
+    # a site that offloads anything needs a link and the prefill service, however small its share:
+    # the products are kept above 0 where p > 0 (p = 5e-324 would underflow them to "no need")
+    carried = np.where(g.p > 0, np.maximum(rate * g.p * g.s_long_bytes, _TINY), 0.0)  # bytes/s at Lambda
+    tier, link_price = g.tiers.cheapest(carried)
     egress = np.where(g.p > 0, demand_rps * g.share * g.p * g.s_long_bytes, 0.0) * g.egress_price_per_byte * HOUR
     n = n_p + n_d
     feasible = (n <= g.max_instances) & np.isfinite(link_price)[None, :] & np.isfinite(n_d)
     cost = np.where(feasible, n * g.instance_price[:, None] + link_price[None, :] + egress[None, :], np.inf)
-    load = np.broadcast_to(np.where(g.p > 0, g.share * g.p * g.t_long_s, 0.0)[None, :], cost.shape)
+    load = np.broadcast_to(np.where(g.p > 0, np.maximum(g.share * g.p * g.t_long_s, _TINY), 0.0)[None, :],
+                           cost.shape)
     shape = cost.shape
     return SiteSizes(n_p=np.broadcast_to(n_p, shape), n_d=np.broadcast_to(n_d, shape),
                      tier=np.broadcast_to(tier[None, :], shape), link_price=np.broadcast_to(link_price[None, :], shape),
