@@ -2,7 +2,7 @@
 
 Properties (issue "Every real input works"): exit code in {0, 1, 2}; on 1 or 2 one line on stderr
 without an exception name, and on 2 that line names the option, file or field; on 0 no NaN, inf
-or None in any format, and JSON parses. Cases per test are the ``@fuzz(n)`` counts, 1,436 in all
+or None in any format, and JSON parses. Cases per test are the ``@fuzz(n)`` counts, 1,509 in all
 (about 45 s on this project's 2-core machine); CI runs them derandomized (the same cases every
 run), a local run draws new ones, and ``PRFAAS_FUZZ_SCALE=10`` runs ten times as many.
 """
@@ -294,3 +294,49 @@ def test_size(data, fmt):
     if data.draw(st.integers(0, 3)) == 0:
         args += ["-o", str(path.with_name("plan.yaml"))]
     check(run(args), names=(path.name, "--demand", "--output", *([demand.strip()] if demand else [])))
+
+
+_LEVELS = st.lists(st.one_of(st.sampled_from(["0", "10%", "50%", "100%", "0.3", "150%", "-5%", "abc", ""]),
+                             st.floats(-0.5, 1.5).map(lambda x: f"{x:.2f}")), min_size=1, max_size=3).map(",".join)
+
+
+@fuzz(25)
+@given(_LEVELS, st.one_of(st.none(), st.sampled_from(["0.5", "0.7", "0", "-1", "2", "x"])), FORMATS)
+def test_degrade(levels, load, fmt):
+    args = ["degrade", "--levels", levels, "--format", fmt] + (["--load", load] if load is not None else [])
+    check(run(args), names=("--levels", "--load", levels, *([load] if load else [])))
+
+
+_GBPS_TEXT = st.one_of(fz.quantity, st.sampled_from(["14.7Gbps", "8Gbps", "2Gbps", "0Gbps", "100"]))
+
+
+@fuzz(40)
+@given(st.data(), FORMATS)
+def test_bandwidth_laws(data, fmt):
+    """link.bandwidth as a quantiles mapping or a series file of drawn rows, through optimize."""
+    if data.draw(st.booleans()):
+        keys = data.draw(st.lists(st.sampled_from(["p50", "p10", "p1", "p90", "p0"]), min_size=1, max_size=3,
+                                  unique=True))
+        law = ", ".join(f"{k}: {data.draw(_GBPS_TEXT)}" for k in keys)
+        value = f"{{kind: quantiles, {law}}}"
+        names = ("link.bandwidth", *keys)
+    else:
+        rows = data.draw(st.lists(st.builds(lambda t, b: f"{t},{b}", st.sampled_from(["0", "60", "120", "60", "x",
+                                                                                    "-1", "1e3"]),
+                                            _GBPS_TEXT), min_size=0, max_size=6))
+        path = _tmp("bw.csv", "time_s,bandwidth\n" + "\n".join(rows) + "\n")
+        value = f"{{kind: series, file: {path}}}"
+        names = ("link.bandwidth", path.name)
+    args = ["optimize", "--set", f"link.bandwidth={value}", "--format", fmt]
+    if data.draw(st.booleans()):
+        args += ["--plan-at", data.draw(st.sampled_from(["p10", "p50", "p1", "p99", "q5", "p100"]))]
+        names = (*names, "--plan-at")
+    check(run(args), names=names)
+
+
+@fuzz(8)  # each case plans at every bandwidth and searches t at every load (~1-3 s)
+@given(st.sampled_from(["5Gbps", "10,100Gbps", "0Gbps", "50%", "abc", "1Gbps..10Gbps:2"]),
+       st.sampled_from(["0.5", "0.5,1.0", "2", "0", "1.0"]), FORMATS)
+def test_thresholds(bandwidths, loads, fmt):
+    check(run(["thresholds", "--bandwidths", bandwidths, "--loads", loads, "--format", fmt]),
+          names=("--bandwidths", "--loads", bandwidths, loads))
