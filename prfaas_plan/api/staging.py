@@ -24,6 +24,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
+from prfaas_plan.core import kv
 from prfaas_plan.core.decode import DecodeStaging, decode_staging, memory_batch_limit, staging_time
 from prfaas_plan.core.throughput import Curves, Method, routing
 from prfaas_plan.specs.scenario import ScenarioSpec
@@ -73,10 +74,10 @@ def site_staging(timing: Timing, sc: ScenarioSpec, threshold: float | None, meth
     """tau and p at ``threshold`` (None: nothing offloaded) on the site ``sc`` describes (its
     workload and link) and, for derived decode, r_d there: the ``DecodeStaging`` (derived) or tau
     alone (pinned: the rate is not changed)."""
-    p, s_long = 0.0, 0.0
+    p, s_long, l_long = 0.0, 0.0, 0.0
     if threshold is not None:
         r = routing(sc.workload.lengths, timing.curves, [threshold], method)
-        p, s_long = float(r.p[0]), float(r.s_long_bytes[0])
+        p, s_long, l_long = float(r.p[0]), float(r.s_long_bytes[0]), float(r.l_long[0])
     tau = staging_time(s_long, sc.link.usable_bytes_per_s, rtt_s=sc.link.rtt_s, handoff_s=sc.link.handoff_s) \
         if p > 0 else 0.0
     d = timing.decode_detail
@@ -84,7 +85,18 @@ def site_staging(timing: Timing, sc: ScenarioSpec, threshold: float | None, meth
         return tau
     return decode_staging(requests_per_s=timing.decode_rps_per_instance, bs_max=d["bs_max"], bs_memory=d["bs_memory"],
                           step_s=d["t_decode_s"], output_tokens=sc.workload.output_tokens, p_offload=p,
-                          staging_s=tau)
+                          staging_s=tau, slot_weight=slot_weight(sc, l_long) if p > 0 else 1.0)
+
+
+def slot_weight(sc: ScenarioSpec, l_long: float) -> float:
+    """A staged request's KV in decode slots: S_kv at its whole input (the offloaded mean uncached
+    length plus the mean cached prefix) over S_kv at a slot's context (the mean input plus the
+    output, what ``decode_capacity`` sizes a slot for)."""
+    w = sc.workload
+    s_kv = kv.footprint(sc.model).s_kv
+    cached = max(w.input_total_mean - float(w.lengths.mean), 0.0)
+    slot = float(s_kv(w.input_total_mean + w.output_tokens))
+    return float(s_kv(l_long + cached)) / slot if slot > 0 else 1.0
 
 
 def rate(timing: Timing, st: DecodeStaging | float) -> float:
@@ -105,7 +117,8 @@ def detail(timing: Timing, sc: ScenarioSpec, st: DecodeStaging | float, *, lambd
                "staging_rounds": rounds}
     if isinstance(st, DecodeStaging):
         binds = st.factor < 1.0
-        return out | {"rps_per_instance_unstaged": timing.decode_rps_per_instance, "bs_max_unstaged": d["bs_max"],
+        return out | {"staged_slot_weight": st.slot_weight,
+                      "rps_per_instance_unstaged": timing.decode_rps_per_instance, "bs_max_unstaged": d["bs_max"],
                       "bs_max": st.bs_staged if binds else d["bs_max"], "bs_max_lost": st.bs_lost if binds else 0.0,
                       "staging_binds": binds}
     context = sc.workload.input_total_mean + sc.workload.output_tokens

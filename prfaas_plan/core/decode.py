@@ -196,10 +196,12 @@ class DecodeStaging:
 
     A slot is held for hold_s = T_step x L_out while decoding, and an offloaded request (share
     p) holds one for staging_s (tau, its unloaded transfer + RTT + handoff) before that, so by
-    Little's law the slots in use per instance are r (hold_s + p tau) and the decoding batch
-    r hold_s. Per instance
+    Little's law the slots in use per instance are r (hold_s + p w tau) and the decoding batch
+    r hold_s, where w (``slot_weight``) is a staged request's KV over one decode slot's (the staged
+    are the long requests: their KV at their length, against a slot's at the mean context).
+    Per instance
 
-        r_d = min(bs_slo / hold_s, bs_memory / (hold_s + p tau))
+        r_d = min(bs_slo / hold_s, bs_memory / (hold_s + p w tau))
 
     with T_step at the unstaged BS_max; ``bs_staged`` = r_d x hold_s (the mean decoding batch it
     allows, <= ``bs_unstaged``) and ``requests_per_s`` = r_d. With p tau = 0 it is the unstaged
@@ -212,6 +214,7 @@ class DecodeStaging:
     requests_per_s: float
     bs_unstaged: float
     bs_staged: float
+    slot_weight: float = 1.0  # w: a staged request's KV in decode slots
 
     @property
     def bs_lost(self) -> float:
@@ -230,7 +233,7 @@ def staging_time(s_kv_bytes: float, link_bytes_per_s: float, *, rtt_s: float = 0
 
 
 def decode_staging(*, requests_per_s: float, bs_max: float, bs_memory: float, step_s: float, output_tokens: float,
-                   p_offload: float, staging_s: float) -> DecodeStaging:
+                   p_offload: float, staging_s: float, slot_weight: float = 1.0) -> DecodeStaging:
     """r_d of ``DecodeStaging`` from a derived decode capacity (BS_max = min(bs_slo, bs_memory),
     its T_step and requests_per_s = BS_max / (T_step L_out)).
 
@@ -238,8 +241,8 @@ def decode_staging(*, requests_per_s: float, bs_max: float, bs_memory: float, st
     the SLO term is BS_max / hold, so the min is the formula's; the unstaged rate is kept bit for bit
     where staging does not bind."""
     hold = step_s * output_tokens
-    staged = p_offload * staging_s
+    staged = p_offload * staging_s * slot_weight
     factor = 1.0 if bs_max <= 0 else min(1.0, bs_memory * hold / (bs_max * (hold + staged)))
     return DecodeStaging(staging_s=staging_s, p_offload=p_offload, hold_s=hold, factor=factor,
                          requests_per_s=requests_per_s * factor if factor < 1.0 else requests_per_s,
-                         bs_unstaged=float(bs_max), bs_staged=float(bs_max) * factor)
+                         bs_unstaged=float(bs_max), bs_staged=float(bs_max) * factor, slot_weight=slot_weight)

@@ -46,6 +46,8 @@ def staging_line(d: Mapping[str, Any], where: str = "") -> str | None:
         return None
     tau = d["staging_s"]
     head = f"decode staging{where}: {staged:.3g} requests/instance staged (tau {tau:.3f} s, unloaded transfer)"
+    if d.get("staged_slot_weight") is not None:
+        head += f", {d['staged_slot_weight']:.2f} slots each"
     if d.get("mode") == "derived":
         if not d.get("bs_max_lost"):
             return f"{head}; BS_max {num(d['bs_max'], 0)} kept"
