@@ -35,12 +35,12 @@ from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.api import topology
-from prfaas_plan.api.latency import offload_share, paths_of
+from prfaas_plan.api.latency import paths_of
 from prfaas_plan.api.optimize import optimize
 from prfaas_plan.api.plan import _space, homogeneous_splits, timing
 from prfaas_plan.api.systems import PRFAAS, _config
 from prfaas_plan.api.topology import site_models, site_scenario
-from prfaas_plan.api.topology_systems import system_latency
+from prfaas_plan.api.topology_systems import prefill_pool, system_latency
 from prfaas_plan.core import joint
 from prfaas_plan.core import latency as lat
 from prfaas_plan.core.throughput import Method, OperatingPoint, operating_point, routing
@@ -214,16 +214,7 @@ def attainment(sc: ScenarioSpec, ts: TopologySystem, rate_rps: float, timings: d
     """P(TTFT <= bound_s) per site at the total rate: the share of each stable path minus its tail
     at the bound; a path through an unstable stage meets it for no request. The shared pool is
     built as ``api.topology_systems.system_latency`` builds it."""
-    rates, services = [], []
-    for s in ts.sites:
-        c = s.config
-        p = offload_share(s.workload.lengths, c.threshold_tokens)
-        if p > 0 and c.t_prfaas is not None:
-            grid = lat.Nodes.of(s.workload.lengths, c.threshold_tokens or 0.0, above=True, n=nodes).lengths
-            rates.append(rate_rps * s.demand_share * p)
-            services.append(c.t_prfaas(grid))
-    scv = 1.0 if sc.workload.arrival != "gamma" else sc.workload.arrival_cv**2
-    pool = lat.shared_pool(rates, services, ts.n_prfaas, scv) if rates else None
+    pool = prefill_pool(sc, ts, rate_rps, nodes=nodes)
     out = {}
     for i, s in enumerate(ts.sites):
         sp = paths_of(site_scenario(sc, i), s.config, rate_rps * s.demand_share, nodes=nodes, pool=pool)

@@ -24,14 +24,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from prfaas_plan.api.latency import offload_share, paths_of
+from prfaas_plan.api.latency import paths_of
 from prfaas_plan.api.perf import gpu_lookup
 from prfaas_plan.api.plan import decode_rate
 from prfaas_plan.api.size_grid import Laws, SiteLaws
 from prfaas_plan.api.size_solve import ALL, NONE, OFFLOAD_ALL, PRFAAS, Pick, Variant, _grid, _usable, plan_of
 from prfaas_plan.api.systems import _system
 from prfaas_plan.api.topology import site_scenario
-from prfaas_plan.api.topology_systems import system_latency
+from prfaas_plan.api.topology_systems import prefill_pool, system_latency
 from prfaas_plan.core import joint, kv
 from prfaas_plan.core import latency as lat
 from prfaas_plan.core import sizing as ks
@@ -206,15 +206,7 @@ class _Search:
     def _stat(self, system: TopologySystem, nodes: int, below: float = 0.0) -> float:
         """The worst site's statistic at D from ``system_latency``'s per-site laws (its shared pool
         and ``paths_of``), the quantile taken ``below`` its level; inf if a stage is unstable."""
-        rates, services = [], []
-        for s in system.sites:
-            c, p = s.config, offload_share(s.workload.lengths, s.config.threshold_tokens)
-            if p > 0 and c.t_prfaas is not None:
-                rates.append(self.demand * s.demand_share * p)
-                services.append(c.t_prfaas(lat.Nodes.of(s.workload.lengths, c.threshold_tokens or 0.0, above=True,
-                                                        n=nodes).lengths))
-        scv = 1.0 if self.sc.workload.arrival != "gamma" else self.sc.workload.arrival_cv**2
-        pool = lat.shared_pool(rates, services, system.n_prfaas, scv) if rates else None
+        pool = prefill_pool(self.sc, system, self.demand, nodes=nodes)
         worst = 0.0
         for si, s in zip(self.site_sc, system.sites, strict=True):
             sp = paths_of(si, s.config, self.demand * s.demand_share, nodes=nodes, pool=pool)

@@ -18,9 +18,10 @@ from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.topology import TopologySystem
 
 
-def system_latency(sc: ScenarioSpec, system: TopologySystem, rate_rps: float, *, nodes: int = 2000
-                   ) -> TopologyTiming:
-    """Per-site analytic TTFT at the total rate ``rate_rps``, the shared pool's wait included."""
+def prefill_pool(sc: ScenarioSpec, system: TopologySystem, rate_rps: float, *, nodes: int = 2000
+                 ) -> lat.SharedPool | None:
+    """The prefill service's one FIFO pool at the total rate: every site's offloaded stream, its
+    service times on the quantile nodes of that site's offloaded lengths (None: nothing offloaded)."""
     rates, services = [], []
     for s in system.sites:
         c = s.config
@@ -30,7 +31,13 @@ def system_latency(sc: ScenarioSpec, system: TopologySystem, rate_rps: float, *,
             rates.append(rate_rps * s.demand_share * p)
             services.append(c.t_prfaas(grid))
     scv = 1.0 if sc.workload.arrival != "gamma" else sc.workload.arrival_cv**2
-    pool = lat.shared_pool(rates, services, system.n_prfaas, scv) if rates else None
+    return lat.shared_pool(rates, services, system.n_prfaas, scv) if rates else None
+
+
+def system_latency(sc: ScenarioSpec, system: TopologySystem, rate_rps: float, *, nodes: int = 2000
+                   ) -> TopologyTiming:
+    """Per-site analytic TTFT at the total rate ``rate_rps``, the shared pool's wait included."""
+    pool = prefill_pool(sc, system, rate_rps, nodes=nodes)
     per, laws = {}, []
     for s in system.sites:
         sp = paths_of(site_scenario(sc, _index(sc, s.site)), s.config, rate_rps * s.demand_share, nodes=nodes,
