@@ -18,7 +18,6 @@ Every error is one SpecError naming the file, the line and the column (``line 5 
 
 from __future__ import annotations
 
-import csv
 import re
 import statistics
 from collections.abc import Iterator
@@ -30,7 +29,7 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 from prfaas_plan import units
 from prfaas_plan.errors import SpecError
-from prfaas_plan.io.files import read_text
+from prfaas_plan.io.files import data_rows
 from prfaas_plan.io.schema import Strict
 from prfaas_plan.specs.bandwidth import EMPIRICAL, QUANTILES, SERIES, BandwidthLaw
 
@@ -171,20 +170,8 @@ def quantile_law(q: QuantileBandwidth) -> BandwidthLaw:
 
 
 def _rows(path: Path) -> Iterator[tuple[int, list[str]]]:
-    """(line number, cells) of each data row: blank lines, comments and a header skipped."""
-    text = read_text(path)
-    first = True
-    for n, row in enumerate(csv.reader(text.split("\n")), start=1):
-        cells = [c.strip() for c in row]
-        while cells and not cells[-1]:  # a trailing comma
-            cells.pop()
-        if not cells or cells[0].startswith("#"):
-            continue
-        if first and not any(_NUMERIC.match(c) for c in cells):  # a header: no cell starts like a number
-            first = False
-            continue
-        first = False
-        yield n, cells
+    """(line number, cells) of each data row; a header is a first line no cell of which starts like a number."""
+    return data_rows(path, lambda c: bool(_NUMERIC.match(c)))
 
 
 def _cell(parse: Any, cell: str, source: str, where: str) -> float:

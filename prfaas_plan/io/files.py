@@ -6,8 +6,10 @@ an exception class. Output paths are refused, not created: the folder must alrea
 
 from __future__ import annotations
 
+import csv
 import errno
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from prfaas_plan.errors import SpecError
@@ -86,3 +88,20 @@ def check_output(path: Path, option: str, *, image: bool = False) -> Path:
 def write_failed(option: str, path: Path | str, exc: OSError) -> SpecError:
     """A write that failed after the up-front check (disk full, permissions changed)."""
     return SpecError(f"cannot write: {os_reason(exc)}", field=f"{option} {path}")
+
+
+def data_rows(path: Path, is_value: Callable[[str], bool]) -> Iterator[tuple[int, list[str]]]:
+    """(line number, cells) of each data row of a small CSV: blank lines, `#` comments and a
+    trailing comma skipped, and the first other line too if none of its cells ``is_value`` (a header)."""
+    first = True
+    for n, row in enumerate(csv.reader(read_text(path).split("\n")), start=1):
+        cells = [c.strip() for c in row]
+        while cells and not cells[-1]:  # a trailing comma
+            cells.pop()
+        if not cells or cells[0].startswith("#"):
+            continue
+        if first and not any(is_value(c) for c in cells):
+            first = False
+            continue
+        first = False
+        yield n, cells

@@ -8,12 +8,11 @@ requests have it (a number >= 0); a third column is refused, not ignored; a trai
 
 from __future__ import annotations
 
-import csv
 import math
 from pathlib import Path
 
 from prfaas_plan.errors import SpecError
-from prfaas_plan.io.files import read_text
+from prfaas_plan.io.files import data_rows
 
 
 def _number(cell: str) -> float | None:
@@ -36,21 +35,10 @@ def read_lengths_csv(path: Path):
     from prfaas_plan.core.lengths import Empirical
 
     source = str(path)
-    text = read_text(path)
     lengths: list[float] = []
     counts: list[float] = []
-    first = True
-    for n, row in enumerate(csv.reader(text.split("\n")), start=1):
-        cells = [c.strip() for c in row]
-        while cells and not cells[-1]:  # a trailing comma
-            cells.pop()
-        if not cells or cells[0].startswith("#"):
-            continue
+    for n, cells in data_rows(path, _is_float):  # a header line: no cell reads as a number
         values = [_number(c) for c in cells]
-        if first and not any(_is_float(c) for c in cells):  # a header line: no cell reads as a number
-            first = False
-            continue
-        first = False
         if len(cells) > 2:
             raise SpecError(f"expected `length` or `length,count`, got {len(cells)} columns: {','.join(cells)!r}",
                             source=source, field=f"line {n}")
