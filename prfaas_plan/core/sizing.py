@@ -30,8 +30,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from prfaas_plan import units
+
 TOL = 1e-9
-HOUR = 3600.0
 MIN_SITE = 2  # instances of a PD site (io.topology, io.scenario refuse fewer)
 _TINY = float(np.finfo(np.float64).tiny)
 
@@ -115,7 +116,7 @@ def site_sizes(g: SiteGrid, lam: float, demand_rps: float) -> SiteSizes:
     # the products are kept above 0 where p > 0 (p = 5e-324 would underflow them to "no need")
     carried = np.where(g.p > 0, np.maximum(rate * g.p * g.s_long_bytes, _TINY), 0.0)  # bytes/s at Lambda
     tier, link_price = g.tiers.cheapest(carried)
-    egress = np.where(g.p > 0, demand_rps * g.share * g.p * g.s_long_bytes, 0.0) * g.egress_price_per_byte * HOUR
+    egress = np.where(g.p > 0, demand_rps * g.share * g.p * g.s_long_bytes, 0.0) * g.egress_price_per_byte * units.HOUR
     n = n_p + n_d
     feasible = (n <= g.max_instances) & np.isfinite(link_price)[None, :] & np.isfinite(n_d)
     cost = np.where(feasible, n * g.instance_price[:, None] + link_price[None, :] + egress[None, :], np.inf)

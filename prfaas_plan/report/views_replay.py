@@ -51,7 +51,7 @@ def emit_replay(fmt: str, r: Any, payload: dict[str, Any]) -> None:
 def _tables(r: Any, payload: dict[str, Any]) -> list[Any]:
     s = payload["series"]
     head = (f"{r.scenario}: the PrfaaS-PD plan at {num(r.rate_rps, 3)} req/s on a replayed bandwidth series "
-            f"({s['points']} points over {num(s['span_s'] / 3600, 1)} h, {num(s['bandwidth_gbps']['min'], 1)}-"
+            f"({s['points']} points over {num(s['span_s'] / units.HOUR, 1)} h, {num(s['bandwidth_gbps']['min'], 1)}-"
             f"{num(s['bandwidth_gbps']['max'], 1)} Gbps, down {num(s['down_s'], 0)} s)")
     rows = [[name, f"{p['requests']:,}", num(p["served_rps"], 3), secs(p["ttft_mean_s"]), secs(p["ttft_p90_s"]),
              secs(p["ttft_p99_s"]), pct(p["slo_attainment"]) if p["slo_attainment"] is not None else "-"]
@@ -69,7 +69,7 @@ def replay_figure(r: Any, path: Path) -> None:
     plt = _pyplot()
     fig, axes = plt.subplots(4, 1, figsize=(10, 9), sharex=True)
     first = r.runs[0].result.timeline
-    hours = first.starts_s / 3600
+    hours = first.starts_s / units.HOUR
     axes[0].step(hours, [units.bytes_per_s_to_gbps(float(x)) for x in first.capacity_bytes_per_s], where="post",
                  color="black")
     axes[0].set_ylabel("B_out (Gbps)")
