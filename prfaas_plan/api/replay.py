@@ -42,6 +42,15 @@ def series_of(sc: ScenarioSpec, times_s: Any, line_bytes_per_s: Any) -> Bandwidt
                            usable_bytes_per_s=usable)
 
 
+def series_from_law(sc: ScenarioSpec, law: Any) -> BandwidthSeries:
+    """A ``specs.bandwidth.BandwidthLaw`` of kind series as the run replays it, its first time at 0."""
+    if law is None or law.times_s is None or law.series_bytes_per_s is None:
+        raise SpecError("no bandwidth series: give --series FILE or link.bandwidth: {kind: series, file: ...}",
+                        field="--series")
+    t0 = law.times_s[0]
+    return series_of(sc, [t - t0 for t in law.times_s], law.series_bytes_per_s)
+
+
 def lookup(table: Any, site: str = "local") -> TableLookup:
     """One site's rows of a ``specs.thresholds.ThresholdTable`` as the router reads them."""
     rows: dict[float, list[tuple[float, float]]] = {}

@@ -57,12 +57,8 @@ def replay(
     cat = catalog_from(catalog)
     sc = load_scenario(scenario, cat, overrides=set_)
     law = read_series(series) if series is not None else sc.link.bandwidth_law
-    if law is None or law.times_s is None or law.series_bytes_per_s is None:
-        raise SpecError("no bandwidth series: give --series FILE or link.bandwidth: {kind: series, file: ...}",
-                        field="--series")
+    s = api_replay.series_from_law(sc, law)
     api_replay.check(sc, names)
-    t0 = law.times_s[0]
-    s = api_replay.series_of(sc, [t - t0 for t in law.times_s], law.series_bytes_per_s)
     table = None
     if "table" in names:
         table = api_replay.lookup(api_replay.table_for(scenario, cat, list(set_ or []), sc, s))

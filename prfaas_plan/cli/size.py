@@ -59,34 +59,19 @@ def _write_plan(scenario, set_, method, demand, cat, sc, result, output: Path) -
     import yaml
 
     from prfaas_plan.api.optimize import optimize
+    from prfaas_plan.api.size_plan import plan_file
     from prfaas_plan.cli.plan import _method
     from prfaas_plan.errors import InfeasibleError
     from prfaas_plan.io.scenario import load_scenario, scenario_mapping
     from prfaas_plan.report.plan_yaml import plan_mapping
 
-    plan = result.best
-    if not plan.offloads:
-        offloading = [p for p in [t.plan for t in result.tiers] + [result.naive] if p is not None and p.offloads]
-        if not offloading:
-            raise InfeasibleError("--output: no PrfaaS-PD plan offloads anything at this demand (homogeneous PD is "
-                                  "cheapest at every link tier); there is no prefill service to write",
-                                  binding="size")
-        plan = min(offloading, key=lambda p: p.cost.per_hour)
+    f = plan_file(sc, result)
+    if f.plan is not result.best:
         typer.echo(f"the cheapest plan offloads nothing; {output} holds the cheapest PrfaaS-PD plan, "
-                   f"${plan.cost.per_hour - result.best.cost.per_hour:,.2f}/h more", err=True)
-    topo = sc.topology
-    own = {s.name: s.cluster.instance for s in topo.sites}
-    derived = sc.decode.pinned and any(
-        s.hardware.lower() != own[s.site].gpu.name.lower() or s.gpus_per_instance != own[s.site].gpus
-        for s in plan.sites)
+                   f"${f.extra_per_hour:,.2f}/h more", err=True)
     path, placed = scenario_mapping(scenario, cat, overrides=set_, method=_method(method), demand=demand)
-    narrowest = min(t.bandwidth_bytes_per_s for t in sc.sizing.tiers)
-    # the homogeneous baseline the file can describe: with a pinned decode kept, the site's own kind
-    same = [p for _, p, _ in result.homogeneous if p is not None and (
-        derived or not sc.decode.pinned or p.sites[0].decode_source == "pinned")]
-    mapping = plan_mapping(placed.data, str(path), result, plan, derived_decode=derived,
-                           narrowest_bytes_per_s=narrowest,
-                           homogeneous=min(same, key=lambda p: p.cost.per_hour) if same else None)
+    mapping = plan_mapping(placed.data, str(path), result, f.plan, derived_decode=f.derived_decode,
+                           narrowest_bytes_per_s=f.narrowest_bytes_per_s, homogeneous=f.homogeneous)
     header = (f"# written by `prfaas-plan size` from {path}: the cheapest plan for {result.demand_rps:g} req/s\n"
               "# at headroom {:g}; `prfaas-plan optimize` and `simulate` load it as it is.\n").format(result.headroom)
     write_text(output, header + yaml.safe_dump(mapping, sort_keys=False, allow_unicode=True), "--output")
