@@ -92,7 +92,7 @@ def _no_offload(s: ks.SiteSizes, g: ks.SiteGrid) -> ks.SiteSizes:
     candidate would put on it is not zero but unpayable."""
     cost = np.where(g.p[None, :] > 0, np.inf, s.cost)
     return ks.SiteSizes(n_p=s.n_p, n_d=s.n_d, tier=s.tier, link_price=s.link_price, egress_price=s.egress_price,
-                        cost=cost, load=s.load, feasible=s.feasible & np.isfinite(cost))
+                        cost=cost, load=s.load)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

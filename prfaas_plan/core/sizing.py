@@ -99,7 +99,6 @@ class SiteSizes:
     egress_price: NDArray[np.float64]
     cost: NDArray[np.float64]  # dollars per hour: GPUs + link + egress; inf where infeasible
     load: NDArray[np.float64]  # c_i, instance-seconds of the prefill service per request of Lambda
-    feasible: NDArray[np.bool_]
 
 
 def site_sizes(g: SiteGrid, lam: float, demand_rps: float) -> SiteSizes:
@@ -125,7 +124,7 @@ def site_sizes(g: SiteGrid, lam: float, demand_rps: float) -> SiteSizes:
     shape = cost.shape
     return SiteSizes(n_p=np.broadcast_to(n_p, shape), n_d=np.broadcast_to(n_d, shape),
                      tier=np.broadcast_to(tier[None, :], shape), link_price=np.broadcast_to(link_price[None, :], shape),
-                     egress_price=np.broadcast_to(egress[None, :], shape), cost=cost, load=load, feasible=feasible)
+                     egress_price=np.broadcast_to(egress[None, :], shape), cost=cost, load=load)
 
 
 def frontier(load: NDArray[np.float64], cost: NDArray[np.float64]) -> NDArray[np.int64]:
