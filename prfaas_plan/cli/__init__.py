@@ -18,9 +18,11 @@ from prfaas_plan.cli import (  # noqa: F401  (register commands)
     perf,
     plan,
     replay,
+    report,
     sim,
     size,
     thresholds,
+    trace,
 )
 from prfaas_plan.cli.app import app
 

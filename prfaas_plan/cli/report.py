@@ -1,0 +1,1 @@
+"""`report`: one self-contained HTML file of a scenario's plan, tables and figures."""

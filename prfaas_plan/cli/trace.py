@@ -1,0 +1,1 @@
+"""`trace stats`: what a request trace holds."""
