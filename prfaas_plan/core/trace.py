@@ -20,9 +20,14 @@ from numpy.typing import ArrayLike, NDArray
 from prfaas_plan.core.lengths import Empirical
 from prfaas_plan.errors import SpecError
 
-__all__ = ["DEFAULT_BLOCK_TOKENS", "CacheReplay", "Trace", "blocks_for_capacity", "replay_prefix_cache"]
+__all__ = ["DEFAULT_BLOCK_TOKENS", "FORMAT_BLOCK_TOKENS", "TRACE_FORMATS", "CacheReplay", "Trace", "TraceFile",
+           "assumed_prefix_cache", "blocks_for_capacity", "replay_prefix_cache"]
 
 DEFAULT_BLOCK_TOKENS = 512  # Mooncake's prefix block size
+TRACE_FORMATS = ("mooncake", "azure", "burstgpt", "bailian")
+# tokens per hashed block, a property of each format that hashes its prefixes: Mooncake's traces
+# hash 512-token blocks (FAST25-release/traces), Alibaba's Qwen/Bailian trace 16-token blocks
+FORMAT_BLOCK_TOKENS = {"mooncake": DEFAULT_BLOCK_TOKENS, "bailian": 16}
 
 
 def _frozen(x: ArrayLike, dtype: type) -> NDArray:
@@ -107,6 +112,26 @@ class Trace:
     def input_distribution(self) -> Empirical:
         """The full input lengths (no prefix cache) as an ``Empirical`` distribution."""
         return Empirical(values=self.input_tokens)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, eq=False)
+class TraceFile:
+    """A trace as read from a file of one of ``TRACE_FORMATS``, with what the reading dropped.
+
+    ``has_hashes`` is False for formats that record no prefix blocks (Azure, BurstGPT): their
+    ``trace`` has no hash ids (all-zero offsets), so its prefix hit rate is unknown, not 0.
+    ``failed_excluded`` counts BurstGPT rows with 0 response tokens (failed requests), left out;
+    ``filtered_out`` the rows of other models than the model filter; ``models`` the BurstGPT model
+    names present in the file (before any filter), sorted; both 0 / empty for other formats.
+    """
+
+    trace: Trace
+    format: str
+    has_hashes: bool
+    failed_excluded: int = 0
+    filtered_out: int = 0
+    models: tuple[str, ...] = ()
+    source: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -234,4 +259,27 @@ def replay_prefix_cache(trace: Trace, *, capacity_blocks: int | None,
         block_hit_rate=float(hits_out.sum() / total_blocks) if total_blocks else 0.0,
         capacity_blocks=cap,
         block_tokens=bt,
+    )
+
+
+def assumed_prefix_cache(trace: Trace, hit_rate: float) -> CacheReplay:
+    """The cached/uncached split an assumed prefix hit rate h gives, for a trace without hashes.
+
+    Each request's cached tokens = min(round(h x input_tokens), input_tokens - 1), rounding half
+    up, so at least one token is computed (as in ``replay_prefix_cache``); uncached = input -
+    cached. ``hit_rate`` of the result is the token-weighted rate realised, which equals h up to
+    that rounding and the one-token floor. No blocks are involved: ``hit_blocks`` are 0.
+    """
+    if not 0.0 <= hit_rate < 1.0:
+        raise SpecError(f"an assumed hit rate must be in [0, 1), got {hit_rate!r}", field="assumed_hit_rate")
+    inp = trace.input_tokens
+    cached = np.minimum(np.floor(hit_rate * inp + 0.5).astype(np.int64), inp - 1)
+    return CacheReplay(
+        cached_tokens=_frozen(cached, np.int64),
+        uncached_tokens=_frozen(inp - cached, np.int64),
+        hit_blocks=_frozen(np.zeros(inp.size), np.int64),
+        hit_rate=float(cached.sum() / inp.sum()),
+        block_hit_rate=0.0,
+        capacity_blocks=None,
+        block_tokens=int(trace.block_tokens),
     )
