@@ -87,9 +87,9 @@ def bounded(sc: ScenarioSpec, t: Timing, res: Search) -> dict[str, Any]:
     bound, stat = sc.ttft_slo_s, sc.ttft_statistic
     assert bound is not None
     configs = systems(sc)
-    space, lam = res.space, res.lambda_grid
-    per_split = lam.max(axis=0)  # (N_prfaas options, N_p options)
-    best_t = res.routing.t[lam.argmax(axis=0)]
+    space = res.space
+    per_split, t_index = res.split_maxima()  # (N_prfaas options, N_p options): max and argmax over t
+    best_t = res.routing.t[t_index]
     lengths = sc.workload.lengths
     coarse = np.geomspace(max(space.thresholds[0], 1.0), space.thresholds[-1], COARSE_THRESHOLDS)
     base = configs[PRFAAS]
