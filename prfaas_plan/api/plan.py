@@ -269,7 +269,7 @@ def plan(sc: ScenarioSpec, *, methods: tuple[str, ...] = ("paper", "exact")) -> 
     result = PlanResult(
         scenario=sc.name, model=sc.model.name, method=str(chosen), methods=per,
         mean_input_tokens=w.input_total_mean, mean_uncached_tokens=float(w.lengths.mean), output_tokens=w.output_tokens,
-        prefix_hit_rate=w.prefix_hit_rate, distribution=w.description,
+        prefix_hit_rate=w.prefix_hit_rate, hit_rate_source=w.hit_rate_source, distribution=w.description,
         requests=None if w.trace is None else len(w.trace),
         prfaas=Pool(hardware=sc.prfaas.instance.gpu.name, gpus_per_instance=sc.prfaas.instance.gpus,
                     instances=sc.prfaas.instances),

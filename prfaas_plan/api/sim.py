@@ -126,7 +126,7 @@ def run_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float 
                          requests=n_requests, duration_s=duration_s, warmup_fraction=WARMUP_FRACTION,
                          workload="trace" if traced else "parametric",
                          arrival="trace" if traced else sc.workload.arrival,
-                         cache_mode=sc.cache_mode, control=control)
+                         cache_mode=sc.cache_mode, control=control, hit_rate_source=sc.workload.hit_rate_source)
     return SimRun(result=result, scenario=sc)
 
 

@@ -10,7 +10,7 @@ from prfaas_plan.api import topology
 from prfaas_plan.api.plan import plan
 from prfaas_plan.errors import InfeasibleError, SpecError
 from prfaas_plan.io import patch
-from prfaas_plan.io.scenario import load_scenario
+from prfaas_plan.io.scenario import TraceArg, load_scenario
 from prfaas_plan.specs.scenario import ScenarioSpec
 
 MAX_SWEEP_POINTS = 2_000
@@ -48,7 +48,7 @@ def parse_range(item: str, *, log: bool = False) -> tuple[str, list[str], list[f
 
 
 def sweep(ref: str | None, catalog: Any, *, overrides: list[str], method: str | None = None,
-          trace: str | None = None, log: bool = False,
+          trace: TraceArg = None, log: bool = False,
           progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
     """Re-optimise for each value of the one ranged --set; the others apply to every run.
 
@@ -59,7 +59,7 @@ def sweep(ref: str | None, catalog: Any, *, overrides: list[str], method: str | 
 
 
 def _sweep_by_reload(ref: str | None, catalog: Any, *, overrides: list[str], method: str | None = None,
-                     trace: str | None = None, log: bool = False,
+                     trace: TraceArg = None, log: bool = False,
                      progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
     """`sweep` loading the scenario afresh at every value: what the patches must agree with."""
     return _sweep(ref, catalog, overrides=overrides, method=method, trace=trace, log=log, progress=progress,
@@ -70,13 +70,13 @@ Specs = Callable[..., Iterator[ScenarioSpec]]
 
 
 def _reloaded(ref: str | None, catalog: Any, *, fixed: list[str], key: str, texts: list[str],
-              method: str | None, trace: str | None) -> Iterator[ScenarioSpec]:
+              method: str | None, trace: TraceArg) -> Iterator[ScenarioSpec]:
     for text in texts:
         yield load_scenario(ref, catalog, overrides=[*fixed, f"{key}={text}"], method=method, trace=trace)
 
 
 def _patched(ref: str | None, catalog: Any, *, fixed: list[str], key: str, texts: list[str],
-             method: str | None, trace: str | None) -> Iterator[ScenarioSpec]:
+             method: str | None, trace: TraceArg) -> Iterator[ScenarioSpec]:
     def reload(text: str) -> ScenarioSpec:
         return load_scenario(ref, catalog, overrides=[*fixed, f"{key}={text}"], method=method, trace=trace)
 
@@ -92,7 +92,7 @@ def _patched(ref: str | None, catalog: Any, *, fixed: list[str], key: str, texts
         yield sc if sc is not None else reload(text)
 
 
-def _sweep(ref: str | None, catalog: Any, *, overrides: list[str], method: str | None, trace: str | None,
+def _sweep(ref: str | None, catalog: Any, *, overrides: list[str], method: str | None, trace: TraceArg,
            log: bool, progress: Callable[[str, int, int], None] | None, specs: Specs) -> dict[str, Any]:
     ranged = [o for o in overrides if ".." in o.partition("=")[2]]
     if len(ranged) != 1:

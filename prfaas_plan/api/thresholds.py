@@ -54,7 +54,7 @@ from prfaas_plan.core.stages import offload_all_threshold
 from prfaas_plan.core.throughput import Method
 from prfaas_plan.errors import InfeasibleError, SpecError
 from prfaas_plan.io import patch
-from prfaas_plan.io.scenario import load_scenario
+from prfaas_plan.io.scenario import TraceArg, load_scenario
 from prfaas_plan.specs.results import TopologyPoint, TopologyTiming
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.thresholds import ABSOLUTE, RELATIVE, LinkGrid, ThresholdEntry, ThresholdTable
@@ -258,7 +258,7 @@ def _patched(base: patch.Loaded, keys: list[str], texts: list[str]) -> ScenarioS
 
 
 def _specs(sc0: ScenarioSpec, ref: str | None, catalog: Any, *, overrides: list[str], method: str | None,
-           trace: str | None, grid: str, texts: list[str], values: list[float]) -> Iterator[ScenarioSpec]:
+           trace: TraceArg, grid: str, texts: list[str], values: list[float]) -> Iterator[ScenarioSpec]:
     """The scenario at each grid point: ``sc0`` (loaded with ``overrides``) patched, else reloaded."""
     assert sc0.topology is not None
     if grid == ABSOLUTE and sc0.topology.multi_site:
@@ -300,7 +300,7 @@ def _entries(f: Fleet, load: float, choice: tuple[int, ...], timing: TopologyTim
 
 
 def thresholds(ref: str | None, catalog: Any, *, overrides: list[str] | None = None, bandwidths: str | None = None,
-               loads: str = DEFAULT_LOADS, method: str | None = None, trace: str | None = None,
+               loads: str = DEFAULT_LOADS, method: str | None = None, trace: TraceArg = None,
                progress: Callable[[str, int, int], None] | None = None) -> ThresholdTable:
     """The threshold table of a scenario (see the module docstring); ``bandwidths`` None: the
     default grid of its form (one link: absolute, several: shares)."""

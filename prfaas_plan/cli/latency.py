@@ -8,7 +8,16 @@ import typer
 
 from prfaas_plan.cli.app import app
 from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from
-from prfaas_plan.cli.plan import MethodOpt, ScenarioArg, SetOpt, TraceOpt, _method
+from prfaas_plan.cli.plan import (
+    MethodOpt,
+    ModelFilterOpt,
+    ScenarioArg,
+    SetOpt,
+    TraceFormatOpt,
+    TraceOpt,
+    _method,
+    trace_arg,
+)
 
 
 @app.command("latency")
@@ -20,6 +29,8 @@ def latency(
     set_: SetOpt = None,
     method: MethodOpt = None,
     trace: TraceOpt = None,
+    trace_format: TraceFormatOpt = None,
+    model_filter: ModelFilterOpt = None,
     fmt: FormatOpt = Format.table,
     catalog: CatalogOpt = None,
 ) -> None:
@@ -34,7 +45,7 @@ def latency(
     from prfaas_plan.report import views_latency
 
     sc = load_scenario(scenario, catalog_from(catalog), overrides=set_, method=_method(method),
-                       trace=str(trace) if trace else None)
+                       trace=trace_arg(trace, trace_format, model_filter))
     if sc.multi_site:
         from prfaas_plan.api import topology_systems
         from prfaas_plan.report.latency_json import topology_latency_json

@@ -20,7 +20,29 @@ SetOpt = Annotated[
                  "model=MiniMax-M2.5; repeatable"),
 ]
 MethodOpt = Annotated[str | None, typer.Option("--method", help="paper (stage at its mean length) or exact")]
-TraceOpt = Annotated[Path | None, typer.Option("--trace", help="Mooncake JSONL trace as the workload")]
+TraceOpt = Annotated[Path | None, typer.Option(
+    "--trace", help="Request trace as the workload: Mooncake or Bailian JSONL, Azure or BurstGPT CSV")]
+TraceFormatOpt = Annotated[str | None, typer.Option(
+    "--trace-format", help="auto (default: from the file's header or first line), mooncake, azure, burstgpt or "
+    "bailian", show_default=False)]
+ModelFilterOpt = Annotated[str | None, typer.Option(
+    "--model-filter", metavar="NAME", help="BurstGPT: keep only the rows whose Model is NAME (exact, "
+    "case-sensitive), e.g. GPT-4")]
+
+
+def trace_arg(trace: Path | None, trace_format: str | None, model_filter: str | None):
+    """What the three trace options give, for ``load_scenario(trace=...)``: None, the file, or a
+    ``TraceChoice``; an unknown format is refused here, naming the option."""
+    from prfaas_plan.errors import SpecError
+    from prfaas_plan.io.scenario import TraceChoice
+    from prfaas_plan.io.trace import FORMAT_CHOICES
+
+    if trace_format is not None and trace_format not in FORMAT_CHOICES:
+        raise SpecError(f"unknown trace format {trace_format!r} (use one of {', '.join(FORMAT_CHOICES)})",
+                        field="--trace-format")
+    if trace_format is None and model_filter is None:
+        return str(trace) if trace else None
+    return TraceChoice(file=str(trace) if trace else None, format=trace_format, model_filter=model_filter)
 
 
 @app.command("optimize")
@@ -29,6 +51,8 @@ def optimize(
     set_: SetOpt = None,
     method: MethodOpt = None,
     trace: TraceOpt = None,
+    trace_format: TraceFormatOpt = None,
+    model_filter: ModelFilterOpt = None,
     plot: PlotOpt = None,
     plan_at: Annotated[str | None, typer.Option(
         "--plan-at", help="Plan at this percentile of every link's bandwidth law (p50, p10, p1, any pNN); "
@@ -49,7 +73,7 @@ def optimize(
     from prfaas_plan.report import views_plan
 
     sc = load_scenario(scenario, catalog_from(catalog), overrides=set_, method=_method(method),
-                       trace=str(trace) if trace else None)
+                       trace=trace_arg(trace, trace_format, model_filter))
     if sc.multi_site and plot is not None:
         raise SpecError("--plot draws Figure 5 of one PD site; this scenario has several", field="--plot")
     result = optimize_(sc, plan_at=plan_at)
@@ -73,6 +97,8 @@ def sweep(
     set_: SetOpt = None,
     method: MethodOpt = None,
     trace: TraceOpt = None,
+    trace_format: TraceFormatOpt = None,
+    model_filter: ModelFilterOpt = None,
     log: Annotated[bool, typer.Option("--log", help="Logarithmic steps (also `a..b:n:log`)")] = False,
     plot: PlotOpt = None,
     fmt: FormatOpt = Format.table,
@@ -88,7 +114,7 @@ def sweep(
 
     with Bar() as tick:
         result = api_sweep.sweep(scenario, catalog_from(catalog), overrides=set_ or [], method=_method(method),
-                                trace=str(trace) if trace else None, log=log, progress=tick)
+                                trace=trace_arg(trace, trace_format, model_filter), log=log, progress=tick)
     if plot is not None:
         from prfaas_plan.report.plots import sweep_figure
 

@@ -9,7 +9,17 @@ import typer
 
 from prfaas_plan.cli.app import app
 from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from, output_check, write_text
-from prfaas_plan.cli.plan import MethodOpt, PlotOpt, ScenarioArg, SetOpt, TraceOpt, _method
+from prfaas_plan.cli.plan import (
+    MethodOpt,
+    ModelFilterOpt,
+    PlotOpt,
+    ScenarioArg,
+    SetOpt,
+    TraceFormatOpt,
+    TraceOpt,
+    _method,
+    trace_arg,
+)
 from prfaas_plan.cli.progress import Bar
 from prfaas_plan.errors import SpecError
 
@@ -33,6 +43,8 @@ def simulate(
     set_: SetOpt = None,
     method: MethodOpt = None,
     trace: TraceOpt = None,
+    trace_format: TraceFormatOpt = None,
+    model_filter: ModelFilterOpt = None,
     requests: RequestsOpt = None,
     duration: DurationOpt = None,
     rate: RateOpt = None,
@@ -57,7 +69,7 @@ def simulate(
 
     args = parse(rate=rate, load=load, requests=requests, duration=duration, seed=seed)  # before the scenario loads
     sc = load_scenario(scenario, catalog_from(catalog), overrides=set_, method=_method(method),
-                       trace=str(trace) if trace else None)
+                       trace=trace_arg(trace, trace_format, model_filter))
     if sc.multi_site:
         from prfaas_plan.api import topology_sim
         from prfaas_plan.report.views_topology import emit_topology_sim

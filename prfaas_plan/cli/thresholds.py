@@ -9,7 +9,16 @@ import typer
 
 from prfaas_plan.cli.app import app
 from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from, output_check, write_text
-from prfaas_plan.cli.plan import MethodOpt, ScenarioArg, SetOpt, TraceOpt, _method
+from prfaas_plan.cli.plan import (
+    MethodOpt,
+    ModelFilterOpt,
+    ScenarioArg,
+    SetOpt,
+    TraceFormatOpt,
+    TraceOpt,
+    _method,
+    trace_arg,
+)
 
 BandwidthsOpt = Annotated[str | None, typer.Option(
     "--bandwidths", metavar="GRID",
@@ -32,6 +41,8 @@ def thresholds(
     set_: SetOpt = None,
     method: MethodOpt = None,
     trace: TraceOpt = None,
+    trace_format: TraceFormatOpt = None,
+    model_filter: ModelFilterOpt = None,
     output: OutputOpt = None,
     fmt: FormatOpt = Format.table,
     catalog: CatalogOpt = None,
@@ -61,7 +72,8 @@ def thresholds(
         parse_bandwidths(bandwidths)
     with Bar() as tick:
         table = thresholds_(scenario, catalog_from(catalog), overrides=set_ or [], bandwidths=bandwidths,
-                            loads=loads, method=_method(method), trace=str(trace) if trace else None, progress=tick)
+                            loads=loads, method=_method(method), trace=trace_arg(trace, trace_format, model_filter),
+                            progress=tick)
     payload = thresholds_json(table)
     if output is not None:
         text = to_csv(thresholds_rows(table)) if fmt == Format.csv else to_json(payload) + "\n"

@@ -16,15 +16,15 @@ shares must sum to 1, so the loader refuses a sweep of one share at all but the 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from prfaas_plan.io.load import Catalog
-from prfaas_plan.io.overrides import parse_set
-from prfaas_plan.io.scenario import scenario_mapping
+from prfaas_plan.io.overrides import Override, apply, parse_set
+from prfaas_plan.io.scenario import TraceArg, scenario_mapping
 from prfaas_plan.io.scenario_schema import Cluster, Decode, Link, ScenarioFile, Site, SiteLink, Slo, Workload
 from prfaas_plan.io.topology import link_spec
 from prfaas_plan.specs.scenario import ClusterSpec, DecodeSpec, LinkSpec, ScenarioSpec
@@ -42,7 +42,7 @@ class Loaded:
 
 
 def loaded(spec: ScenarioSpec, ref: str | None, catalog: Catalog, *, overrides: list[str],
-           trace: str | None = None, method: str | None = None) -> Loaded | None:
+           trace: TraceArg = None, method: str | None = None) -> Loaded | None:
     """``spec`` (what ``load_scenario`` returned for these arguments) with its mapping; None if the
     mapping cannot be rebuilt (then nothing is patched)."""
     try:
@@ -58,11 +58,30 @@ def point(base: Loaded, key: str, text: str) -> ScenarioSpec | None:
         ov = parse_set(f"{key}={text}")
     except Exception:  # the reload raises the loader's own error
         return None
+    return _build(base, ov.key, ov.value)
+
+
+def _build(base: Loaded, key: str, value: Any) -> ScenarioSpec | None:
     for pattern, build in _PATCHES:
-        m = pattern.fullmatch(ov.key)
+        m = pattern.fullmatch(key)
         if m is not None:
-            return build(base, m, ov.value)
+            return build(base, m, value)
     return None
+
+
+def chain(base: Loaded, values: Sequence[tuple[str, Any]]) -> ScenarioSpec | None:
+    """The spec with each (key, value) set in turn, values as typed (a study's), or None where any
+    patch cannot prove it is the loader's. Each patch sees the mapping with the ones before it."""
+    spec, data = base.spec, base.data
+    for key, value in values:
+        spec = _build(Loaded(spec, data, base.file), key, value)
+        if spec is None:
+            return None
+        try:
+            data = apply(data, [Override(key, value, "axes")], "").data
+        except Exception:  # the reload says what is wrong
+            return None
+    return spec
 
 
 def _valid(model: type[BaseModel], section: Any, name: str, value: Any) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -81,17 +82,42 @@ def _lengths(spec: BaseModel, base: Path, model: Any):
 
         return read_lengths_csv(_resolve(spec.file, base)), None
     assert isinstance(spec, TraceLength)
-    from prfaas_plan.core import kv
-    from prfaas_plan.core.trace import blocks_for_capacity, replay_prefix_cache
-    from prfaas_plan.io.trace import load_mooncake_trace
+    return _trace_lengths(spec, base, model)
 
-    trace = load_mooncake_trace(_resolve(spec.file, base), block_tokens=spec.block_tokens)
+
+def _trace_lengths(spec: TraceLength, base: Path, model: Any):
+    """A trace's uncached lengths and (TraceFile, replay or None, hit-rate source).
+
+    With prefix hashes the cache replay measures the hit rate (``assumed_hit_rate`` refused);
+    without, ``assumed_hit_rate`` h caches min(round(h x input), input - 1) tokens of each
+    request (``core.trace.assumed_prefix_cache``), else the raw input lengths are the workload and
+    the hit rate is unknown; ``cache_capacity_gib`` is refused (no hashes: nothing to cache).
+    """
+    from prfaas_plan.core import kv
+    from prfaas_plan.core.trace import assumed_prefix_cache, blocks_for_capacity, replay_prefix_cache
+    from prfaas_plan.io.trace import load_trace
+
+    tf = load_trace(_resolve(spec.file, base), format=spec.format, model_filter=spec.model_filter,
+                    block_tokens=spec.block_tokens)
+    trace = tf.trace
+    if not tf.has_hashes:
+        if spec.cache_capacity_gib is not None:
+            raise SpecError(f"the {tf.format} trace records no prefix hashes, so there is nothing to cache: drop "
+                            "cache_capacity_gib, or give assumed_hit_rate", field="cache_capacity_gib")
+        if spec.assumed_hit_rate is None:
+            return trace.input_distribution(), (tf, None, "unknown")
+        replay = assumed_prefix_cache(trace, spec.assumed_hit_rate)
+        return replay.uncached_distribution(), (tf, replay, "assumed")
+    if spec.assumed_hit_rate is not None:
+        raise SpecError(f"the {tf.format} trace has prefix hashes, so its hit rate is measured by replaying them "
+                        "through the cache: drop assumed_hit_rate (cache_capacity_gib bounds the cache)",
+                        field="assumed_hit_rate")
     capacity = None
     if spec.cache_capacity_gib is not None:
         per_token = kv.footprint(model).kv_bytes_per_token
-        capacity = blocks_for_capacity(spec.cache_capacity_gib * units.GIB, per_token, spec.block_tokens)
-    replay = replay_prefix_cache(trace, capacity_blocks=capacity, block_tokens=spec.block_tokens)
-    return replay.uncached_distribution(), (trace, replay)
+        capacity = blocks_for_capacity(spec.cache_capacity_gib * units.GIB, per_token, trace.block_tokens)
+    replay = replay_prefix_cache(trace, capacity_blocks=capacity)
+    return replay.uncached_distribution(), (tf, replay, "measured")
 
 
 def link_law(lk: Any, path: Path, placed: Placed, at: str):
@@ -125,8 +151,23 @@ def scenario_path(ref: str | None, catalog: Catalog) -> Path:
         raise exc.at(field="SCENARIO") from None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TraceChoice:
+    """What ``--trace``, ``--trace-format`` and ``--model-filter`` give (each may be absent): the
+    trace file, and how to read it (``workload.input.format`` / ``.model_filter``), which also
+    apply to a trace the scenario file names. Wherever a ``trace`` argument is taken, a plain
+    string is the file alone."""
+
+    file: str | None = None
+    format: str | None = None
+    model_filter: str | None = None
+
+
+TraceArg = str | TraceChoice | None
+
+
 def scenario_mapping(ref: str | None, catalog: Catalog, *, overrides: list[str] | None = None,
-                     trace: str | None = None, method: str | None = None,
+                     trace: TraceArg = None, method: str | None = None,
                      demand: str | None = None) -> tuple[Path, Placed]:
     """The scenario file's mapping with the options applied, as ``load_scenario`` validates it."""
     path = scenario_path(ref, catalog)
@@ -134,11 +175,16 @@ def scenario_mapping(ref: str | None, catalog: Catalog, *, overrides: list[str] 
     raw = read_yaml(path)
     if not isinstance(raw, dict):
         raise SpecError(f"expected a mapping of keys, got {kind_of(raw)}", source=source)
+    choice = trace if isinstance(trace, TraceChoice) else TraceChoice(file=trace)
     extra: list[Override] = []
-    if trace is not None:
+    if choice.file is not None:
         # the trace brings its own output lengths; --set comes after, e.g. workload.input.cache_capacity_gib
-        extra += [Override("workload.input", {"kind": "trace", "file": str(Path(trace).expanduser().resolve())},
+        extra += [Override("workload.input", {"kind": "trace", "file": str(Path(choice.file).expanduser().resolve())},
                            "--trace"), Override("workload.output_tokens", None, "--trace", implied=True)]
+    if choice.format is not None:
+        extra.append(Override("workload.input.format", choice.format, "--trace-format"))
+    if choice.model_filter is not None:
+        extra.append(Override("workload.input.model_filter", choice.model_filter, "--model-filter"))
     extra += [parse_set(item) for item in overrides or []]
     if method is not None:
         extra.append(Override("search.method", method, "--method"))
@@ -149,10 +195,11 @@ def scenario_mapping(ref: str | None, catalog: Catalog, *, overrides: list[str] 
 
 
 def load_scenario(ref: str | None, catalog: Catalog, *, overrides: list[str] | None = None,
-                  trace: str | None = None, method: str | None = None, demand: str | None = None) -> ScenarioSpec:
+                  trace: TraceArg = None, method: str | None = None, demand: str | None = None) -> ScenarioSpec:
     """A scenario by catalog name or file, with ``--set`` overrides, an optional trace and method.
 
-    The overrides are values, not YAML text (see ``io/overrides.py``); a relative file they name
+    ``trace`` is a file or a ``TraceChoice`` (file, format, model filter). The overrides are
+    values, not YAML text (see ``io/overrides.py``); a relative file they name
     (``--trace``, ``--set workload.input.file=``) is relative to the working folder, one the
     scenario file names is relative to the scenario's folder.
     """
@@ -203,7 +250,8 @@ def workload_spec(wl: Workload, path: Path, model: Any, placed: Placed, at: str 
     # a file named by an option is relative to the working folder, one in the scenario to its folder
     base = Path.cwd() if placed.option_of(f"{at}.input.file") else path.parent
     lengths, traced = load_lengths(wl.input, base, model, placed, f"{at}.input")
-    trace, replay = traced if traced else (None, None)
+    tf, replay, hit_source = traced if traced else (None, None, None)
+    trace = tf.trace if tf is not None else None
     output = wl.output_tokens
     if output is None:
         if trace is None:
@@ -216,12 +264,22 @@ def workload_spec(wl: Workload, path: Path, model: Any, placed: Placed, at: str 
     return WorkloadSpec(
         lengths=lengths, output_tokens=float(output),
         input_total_mean=float(trace.input_tokens.mean()) if trace is not None else float(lengths.mean),
-        prefix_hit_rate=None if replay is None else float(replay.hit_rate), trace=trace,
+        prefix_hit_rate=None if replay is None else float(replay.hit_rate), hit_rate_source=hit_source, trace=trace,
         trace_cached_tokens=None if replay is None else replay.cached_tokens,
         arrival=wl.arrival, arrival_cv=wl.arrival_cv, rate_rps=wl.rate_rps,
-        description={k: None if isinstance(v, float) and not math.isfinite(v) else v  # max: inf -> null
-                     for k, v in wl.input.model_dump().items()},
+        description=_description(wl.input, tf),
     )
+
+
+def _description(spec: BaseModel, tf: Any) -> dict[str, Any]:
+    """The workload input as given (max: inf -> null); a trace's with the format read and its block
+    size, and what the reading dropped (BurstGPT)."""
+    out = {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in spec.model_dump().items()}
+    if tf is not None:
+        out |= {"format": tf.format, "block_tokens": int(tf.trace.block_tokens), "has_hashes": tf.has_hashes}
+        if tf.format == "burstgpt":
+            out |= {"failed_excluded": tf.failed_excluded, "filtered_out": tf.filtered_out, "models": list(tf.models)}
+    return out
 
 
 def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | None = None) -> ScenarioSpec:

@@ -90,12 +90,16 @@ class EmpiricalLength(Strict):
 
 
 class TraceLength(Strict):
-    """A Mooncake JSONL trace; prefix reuse replayed through an LRU block cache."""
+    """A request trace (``io/trace.py``: Mooncake, Azure, BurstGPT, Bailian); a trace with prefix
+    hashes is replayed through an LRU block cache, one without may assume a hit rate."""
 
     kind: Literal["trace"]
     file: str
-    cache_capacity_gib: PositiveFloat | None = None  # None = unbounded
-    block_tokens: PositiveInt = 512
+    format: Literal["auto", "mooncake", "azure", "burstgpt", "bailian"] = "auto"  # auto: from the first line
+    model_filter: str | None = None  # BurstGPT: keep the rows whose Model is exactly this
+    cache_capacity_gib: PositiveFloat | None = None  # None = unbounded; traces with hashes only
+    block_tokens: PositiveInt | None = None  # None = the format's own (Mooncake 512, Bailian 16)
+    assumed_hit_rate: Annotated[float, Field(ge=0, lt=1)] | None = None  # traces without hashes only
 
 
 Lengths = Annotated[LogNormal | FixedLength | UniformLength | GammaLength | EmpiricalLength | TraceLength,

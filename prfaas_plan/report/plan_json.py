@@ -116,6 +116,8 @@ def plan_json(r: PlanResult) -> dict[str, Any]:
         "methods": methods,
         "workload": {"mean_input_tokens": r.mean_input_tokens, "mean_uncached_tokens": r.mean_uncached_tokens,
                      "output_tokens": r.output_tokens, "prefix_hit_rate": r.prefix_hit_rate,
+                     # a trace's only (measured, assumed, unknown): a parametric workload has no hit rate
+                     **({} if r.hit_rate_source is None else {"hit_rate_source": r.hit_rate_source}),
                      "distribution": dict(r.distribution), "requests": r.requests},
         "clusters": {name: {"hardware": c.hardware, "gpus_per_instance": c.gpus_per_instance,
                             "instances": c.instances} for name, c in (("prfaas", r.prfaas), ("local", r.local))},

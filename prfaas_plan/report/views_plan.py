@@ -89,8 +89,24 @@ def _best_lines(r: PlanResult, m: MethodPlan) -> list[list[str]]:
         ["PrfaaS egress", f"{_f(units.bytes_per_s_to_gbps(b.egress_bytes_per_s), 2)} Gbps "
          f"({(b.link_utilization or 0) * 100:.1f}% of the link)"],
         ["workload", f"mean input {num(r.mean_input_tokens, 0)} tokens, output {num(r.output_tokens, 0)}"
-         + ("" if r.prefix_hit_rate is None else f", prefix hit rate {r.prefix_hit_rate * 100:.1f}%")],
+         + hit_rate_words(r.prefix_hit_rate, r.hit_rate_source) + _dropped(r.distribution)],
     ]
+
+
+def hit_rate_words(rate: float | None, source: str | None) -> str:
+    """", prefix hit rate 65.1% (measured)", "... (assumed)", "... unknown (...)"; "" for a parametric workload."""
+    if source == "unknown":
+        return ", prefix hit rate unknown (no prefix hashes in the trace)"
+    if rate is None:
+        return ""
+    return f", prefix hit rate {rate * 100:.1f}%" + ("" if source is None else f" ({source})")
+
+
+def _dropped(d: Any) -> str:
+    """What a BurstGPT trace's reading left out: failed requests (0 response tokens), other models' rows."""
+    failed, other = d.get("failed_excluded") or 0, d.get("filtered_out") or 0
+    parts = ([f"{failed:,} failed"] if failed else []) + ([f"{other:,} other-model rows"] if other else [])
+    return f"; left out {' and '.join(parts)}" if parts else ""
 
 
 def _systems(m: MethodPlan) -> list[list[str]]:

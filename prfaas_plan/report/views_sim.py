@@ -36,10 +36,13 @@ def _caption(r: SimulateRun) -> str:
                + ("; trace replay (no seed)" if r.seed is None else f"; seed {r.seed}")
                + f"; first {r.warmup_fraction * 100:.0f}% not measured")
     head = r.systems[r.head].result
-    if head.prefix_hit_rate is not None:
-        caption += (f"; prefix hit rate {pct(head.prefix_hit_rate)} (PD cluster's cache, every request, "
-                    f"as optimize counts it); {pct(head.recompute_avoided_rate)} of the measured input "
-                    f"tokens not prefilled ({r.cache_mode})")
+    if r.hit_rate_source == "unknown":
+        caption += "; prefix hit rate unknown (the trace records no prefix hashes: every input token prefilled)"
+    elif head.prefix_hit_rate is not None:
+        how = "assumed: workload.input.assumed_hit_rate" if r.hit_rate_source == "assumed" else \
+            "PD cluster's cache, every request, as optimize counts it"
+        caption += (f"; prefix hit rate {pct(head.prefix_hit_rate)} ({how}); {pct(head.recompute_avoided_rate)} "
+                    f"of the measured input tokens not prefilled ({r.cache_mode})")
     return caption
 
 

@@ -215,6 +215,14 @@ class TraceSource:
         self._flat = trace.hash_ids.tolist()
         self._off = trace.hash_offsets.tolist()
         self.bt = int(trace.block_tokens)
+        # a trace without hashes and an assumed hit rate: every request's cached prefix is the
+        # assumption's (core.trace.assumed_prefix_cache), at either cluster, as the analytic model
+        # takes it; without an assumption its empty hashes hit nothing
+        assumed = sc.workload.hit_rate_source == "assumed"
+        self._assumed = sc.workload.trace_cached_tokens.tolist() if assumed else None
+        # ``traced`` says the run reports a prefix hit rate: not for an unknown one (its 0 hits are
+        # no measurement), so the result's rates are None, as optimize's prefix_hit_rate is
+        self.traced = sc.workload.hit_rate_source != "unknown"
         self.step = float(system.t_decode_s)
         self.abundant = sc.cache_mode == "bandwidth-abundant"
         cap = _cache_blocks(sc, self.bt)
@@ -237,8 +245,11 @@ class TraceSource:
         blocks = self._flat[self._off[j]:self._off[j + 1]]
         total = self._inputs[j]
         bt = self.bt
-        c_pd = min(self.pd_cache.hits(blocks) * bt, total - 1)
-        c_pf = min(self.pf_cache.hits(blocks) * bt, total - 1)
+        if self._assumed is not None:
+            c_pd = c_pf = self._assumed[j]
+        else:
+            c_pd = min(self.pd_cache.hits(blocks) * bt, total - 1)
+            c_pf = min(self.pf_cache.hits(blocks) * bt, total - 1)
         if self.abundant:
             l = total - max(c_pd, c_pf)
             off = route(l)

@@ -176,6 +176,7 @@ class SimulateRun:
     arrival: str
     cache_mode: str
     control: Any  # specs.system.ControlConfig | None
+    hit_rate_source: str | None = None  # a trace's: measured, assumed or unknown (specs.topology.WorkloadSpec)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

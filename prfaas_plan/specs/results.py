@@ -119,6 +119,7 @@ class PlanResult:
     output_tokens: float
     prefix_hit_rate: float | None
     distribution: Mapping[str, Any]
+    hit_rate_source: str | None = None  # a trace's: measured, assumed or unknown (specs.topology.WorkloadSpec)
     requests: int | None
     prfaas: Pool
     local: Pool

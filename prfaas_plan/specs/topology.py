@@ -110,9 +110,13 @@ class WorkloadSpec:
     lengths: Any  # core.lengths.LengthDistribution
     output_tokens: float
     input_total_mean: float  # mean input length before prefix-cache hits
-    prefix_hit_rate: float | None = None  # token-weighted, for traces; None for parametric
+    prefix_hit_rate: float | None = None  # token-weighted, for traces; None for parametric or unknown
+    # where prefix_hit_rate comes from: "measured" (a cache replay of the trace's hashes), "assumed"
+    # (workload.input.assumed_hit_rate on a trace without hashes), "unknown" (no hashes, none
+    # assumed: the raw input lengths); None for a parametric workload
+    hit_rate_source: str | None = None
     trace: Any = None  # core.trace.Trace when the workload is a trace
-    trace_cached_tokens: Any = None  # per-request cached prefix from the replay
+    trace_cached_tokens: Any = None  # per-request cached prefix from the replay (or the assumed hit rate)
     arrival: str = "poisson"
     arrival_cv: float = 1.0
     rate_rps: float | None = None

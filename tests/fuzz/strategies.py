@@ -96,6 +96,40 @@ def options(draw, valid: dict, junk: dict) -> tuple[list[str], str | None]:
 
 
 @st.composite
+def trace_csv(draw) -> str:
+    """Azure or BurstGPT CSV, mostly valid, sometimes broken in one cell, a column or the header."""
+    burst = draw(st.booleans())
+    header = (["Timestamp", "Model", "Request tokens", "Response tokens", "Total tokens", "Log Type"] if burst
+              else ["TIMESTAMP", "ContextTokens", "GeneratedTokens"])
+    rows = []
+    t = 0
+    for _ in range(draw(st.integers(min_value=1, max_value=30))):
+        t += draw(st.sampled_from([0, 1, 7, 60]))
+        inp = draw(st.one_of(st.integers(min_value=1, max_value=140_000), st.sampled_from([1, 2, 512])))
+        out = draw(st.sampled_from([0, 1, 2, 149, 1024]))
+        if burst:
+            rows.append([str(t), draw(st.sampled_from(["ChatGPT", "GPT-4"])), str(inp), str(out), str(inp + out),
+                         draw(st.sampled_from(["Conversation log", "API log"]))])
+        else:
+            frac = draw(st.sampled_from(["6805900", "5", "009930"]))
+            stamp = f"2023-11-16 18:{t // 60 % 60:02d}:{t % 60:02d}.{frac}"
+            rows.append([stamp, str(inp), str(out)])
+    if draw(st.booleans()):  # one mutation
+        i = draw(st.integers(min_value=0, max_value=len(rows) - 1))
+        j = draw(st.integers(min_value=0, max_value=len(header) - 1))
+        how = draw(st.sampled_from(["cell", "drop-column", "header"]))
+        if how == "cell":
+            rows[i][j] = draw(st.sampled_from(["-3", "2.5", "", "abc", "nan", "1e400", "2023-13-01 00:00:00"]))
+        elif how == "drop-column":
+            header.pop(j)
+            for r in rows:
+                r.pop(j)
+        else:
+            header[j] = draw(st.sampled_from(["x", "timestamp", ""]))
+    return "\n".join(",".join(r) for r in [header, *rows]) + "\n"
+
+
+@st.composite
 def trace_lines(draw) -> str:
     """Mooncake JSONL, mostly valid, sometimes broken in one place."""
     n = draw(st.integers(min_value=1, max_value=40))

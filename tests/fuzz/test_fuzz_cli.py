@@ -158,6 +158,14 @@ def test_traces(text, command, fmt):
     check(run([command, "--trace", str(path), *extra, "--format", fmt]), names=(path.name, "--trace"))
 
 
+@fuzz(40)
+@given(fz.trace_csv(), st.sampled_from(["optimize", "simulate"]), FORMATS)
+def test_csv_traces(text, command, fmt):
+    path = _tmp("trace.csv", text)
+    extra = ["--load", "0.6"] if command == "simulate" else []
+    check(run([command, "--trace", str(path), *extra, "--format", fmt]), names=(path.name, "--trace"))
+
+
 @fuzz(75)
 @given(fz.lengths_csv(), st.sampled_from(["optimize", "latency"]), FORMATS)
 def test_length_csvs(text, command, fmt):
