@@ -21,6 +21,7 @@ from prfaas_plan.cli import (  # noqa: F401  (register commands)
     report,
     sim,
     size,
+    study,
     thresholds,
     trace,
 )

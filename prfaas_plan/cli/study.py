@@ -1,0 +1,98 @@
+"""`study`: a command at every point of a study file, on all local cores or a Dask cluster."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from prfaas_plan.cli.app import app
+
+
+class _Bar:
+    """A progress bar with the rate and the time left, on stderr when it is a terminal."""
+
+    def __init__(self) -> None:
+        import sys
+
+        self.enabled = sys.stderr.isatty()
+        self._bar = None
+        self._task = None
+
+    def __enter__(self):
+        if not self.enabled:
+            return None
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                             TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=Console(stderr=True),
+                             transient=True)
+        self._bar.start()
+        return self._tick
+
+    def _tick(self, name: str, done: int, total: int) -> None:
+        if self._task is None:
+            self._task = self._bar.add_task(name, total=total, rate="")
+        task = self._bar.tasks[0]
+        speed = task.speed
+        self._bar.update(self._task, completed=done, rate=f"{speed:,.1f} points/s" if speed else "")
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+@app.command("study")
+def study(
+    file: Annotated[Path, typer.Argument(help="The study (YAML): scenario, command, axes", show_default=False)],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Results: .parquet or .csv, one row per point")
+                      ] = Path("results.parquet"),
+    workers: Annotated[str | None, typer.Option("--workers", metavar="N",
+                                                help="Local worker processes (default: every core)")] = None,
+    scheduler: Annotated[str | None, typer.Option(
+        "--scheduler", metavar="ADDRESS", help="Run on Dask: tcp://host:8786, or `local` for a local cluster of "
+        "--workers processes")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Skip the points an interrupted run already wrote")
+                      ] = False,
+) -> None:
+    """Run optimize, size, latency or simulate at every point of a study: the cross product of
+    its axes (scenario fields, catalog names, ranges, zipped groups) or a seeded sample of it.
+
+    A point that fails records its error in its row; the study goes on and exits 1 if any did.
+
+    Example: prfaas-plan study scenarios/studies/fleet.yaml -o fleet.parquet
+    """
+    from prfaas_plan.api.study import run
+    from prfaas_plan.errors import SpecError
+    from prfaas_plan.io.study import load_study
+    from prfaas_plan.io.study_results import check_output
+
+    n = None
+    if workers is not None:
+        try:
+            n = int(workers)
+        except ValueError:
+            raise SpecError(f"expected a whole number of processes, got {workers!r}", field="--workers") from None
+        if n < 1:
+            raise SpecError(f"must be >= 1, got {n}", field="--workers")
+    check_output(output)
+    spec, _ = load_study(file)
+    try:
+        with _Bar() as tick:
+            r = run(spec, output, workers=n, scheduler=scheduler, resume=resume, progress=tick)
+    except KeyboardInterrupt:
+        from prfaas_plan.io.study_results import parts_dir
+
+        typer.echo(f"interrupted: the finished points are in {parts_dir(output)}; run again with --resume "
+                   "to finish the rest", err=True)
+        raise typer.Exit(130) from None
+    rate = r.computed / r.elapsed_s if r.elapsed_s > 0 else 0.0
+    resumed = f", {r.resumed:,} finished before" if r.resumed else ""
+    typer.echo(f"{spec.source}: {r.points:,} points of {spec.command} ({r.engine}, {r.workers} "
+               f"worker{'s' if r.workers != 1 else ''}): {r.computed:,} run in {r.elapsed_s:.1f} s "
+               f"({rate:,.1f} points/s){resumed}; {r.infeasible:,} infeasible, {r.failed:,} failed; wrote {output}")
+    if r.failed:  # exit 1, as an infeasible plan: the inputs were read, some points did not run
+        typer.echo(f"error: {r.failed:,} of {r.points:,} points failed; their rows in {output} say why", err=True)
+        raise typer.Exit(1)

@@ -1,0 +1,120 @@
+"""A study's results on disk: parts written as points finish, one file at the end.
+
+While a study runs, each finished batch of points is one Parquet file in ``OUT.parts/`` (written
+to a temporary name, then renamed, so a kill leaves only whole parts). ``--resume`` reads the
+parts (and a finished ``OUT``) to skip the points they hold. At the end the rows, sorted by
+point, are written to ``OUT`` (Parquet, or CSV for a ``.csv`` name) and the parts removed.
+
+Every part carries the study's fingerprint in its schema metadata: parts of another study are
+refused, never mixed in. pyarrow is imported only here and only when a study writes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from prfaas_plan.errors import SpecError
+from prfaas_plan.io.files import os_reason
+
+SUFFIXES = (".parquet", ".csv")
+_KEY = b"prfaas-plan.study"
+
+
+def check_output(path: Path) -> Path:
+    if path.suffix.lower() not in SUFFIXES:
+        raise SpecError(f"writes .parquet or .csv, not {path.suffix or 'a name without a suffix'!r}",
+                        field=f"-o {path}")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise SpecError("the folder does not exist", field=f"-o {path}")
+    if path.is_dir():
+        raise SpecError("is a folder, not a file", field=f"-o {path}")
+    return path
+
+
+def parts_dir(path: Path) -> Path:
+    return path.with_name(path.name + ".parts")
+
+
+def _schema(columns: list[tuple[str, str]], fingerprint: str) -> Any:
+    import pyarrow as pa
+
+    types = {"int": pa.int64(), "float": pa.float64(), "str": pa.string(), "bool": pa.bool_()}
+    return pa.schema([(name, types[kind]) for name, kind in columns], metadata={_KEY: fingerprint.encode()})
+
+
+def table(rows: list[dict[str, Any]], columns: list[tuple[str, str]], fingerprint: str) -> Any:
+    import pyarrow as pa
+
+    return pa.Table.from_pylist(rows, schema=_schema(columns, fingerprint))
+
+
+def _write(tbl: Any, path: Path, option: str) -> None:
+    import pyarrow.parquet as pq
+
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        if path.suffix.lower() == ".csv":
+            import pyarrow.csv as pcsv
+
+            pcsv.write_csv(tbl, tmp)
+        else:
+            pq.write_table(tbl, tmp)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise SpecError(f"cannot write: {os_reason(exc)}", field=f"{option} {path}") from None
+
+
+def write_part(out: Path, number: int, rows: list[dict[str, Any]], columns: list[tuple[str, str]],
+               fingerprint: str) -> None:
+    folder = parts_dir(out)
+    try:
+        folder.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise SpecError(f"cannot make the parts folder: {os_reason(exc)}", field=f"-o {out}") from None
+    _write(table(rows, columns, fingerprint), folder / f"part-{number:06d}.parquet", "-o")
+
+
+def _read(path: Path, fingerprint: str, what: str) -> Any:
+    import pyarrow.parquet as pq
+
+    try:
+        tbl = pq.read_table(path)
+    except Exception as exc:  # a torn or foreign file: say which, never a traceback
+        raise SpecError(f"cannot read {what}: {exc}", source=str(path)) from None
+    meta = tbl.schema.metadata or {}
+    if meta.get(_KEY, b"").decode() != fingerprint:
+        raise SpecError(f"{what} comes from another study (or another version of this one): remove it or "
+                        "run without --resume", source=str(path))
+    return tbl
+
+
+def finished(out: Path, fingerprint: str) -> list[Any]:
+    """The tables already on disk for this study: its parts, else the finished file."""
+    folder = parts_dir(out)
+    if folder.is_dir():
+        return [_read(p, fingerprint, "a partial result") for p in sorted(folder.glob("part-*.parquet"))]
+    if out.is_file() and out.suffix.lower() == ".parquet":
+        return [_read(out, fingerprint, "the finished results")]
+    return []
+
+
+def clear_parts(out: Path) -> None:
+    folder = parts_dir(out)
+    if folder.is_dir():
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def finish(out: Path, tables: list[Any], columns: list[tuple[str, str]], fingerprint: str) -> Any:
+    """All rows sorted by point, written to ``out``; the parts removed. Returns the table."""
+    import pyarrow as pa
+
+    merged = pa.concat_tables([t.select([c for c, _ in columns]).cast(_schema(columns, fingerprint))
+                               for t in tables]) if tables else table([], columns, fingerprint)
+    merged = merged.sort_by("point")
+    _write(merged, out, "-o")
+    clear_parts(out)
+    return merged

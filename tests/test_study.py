@@ -1,0 +1,235 @@
+"""`study`: points, patches against full loads, engines that agree, resume after a kill, bad input."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from prfaas_plan.api import study as api_study
+from prfaas_plan.api.plan import plan
+from prfaas_plan.cli import app
+from prfaas_plan.io.load import Catalog
+from prfaas_plan.io.scenario import load_scenario
+from prfaas_plan.io.study import load_study
+from prfaas_plan.specs.study import sample_cells
+
+runner = CliRunner()
+BIN = Path(sys.executable).parent / "prfaas-plan"
+
+SMALL = """scenario: paper-case-study
+command: optimize
+axes:
+  link.bandwidth: [10Gbps, 40Gbps, 100Gbps]
+  clusters.prfaas.instances: [2, 4]
+"""
+
+
+def _write(tmp_path: Path, text: str, name: str = "study.yaml") -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def _rows(path: Path) -> list[dict]:
+    return pq.read_table(path).to_pylist()
+
+
+def test_the_issue_example_runs_and_each_row_is_optimize_at_that_point(tmp_path):
+    study = _write(tmp_path, SMALL)
+    out = tmp_path / "r.parquet"
+    res = runner.invoke(app, ["study", str(study), "-o", str(out), "--workers", "1"])
+    assert res.exit_code == 0, res.output
+    assert "6 points of optimize" in res.output and "0 failed" in res.output
+    rows = _rows(out)
+    assert [r["point"] for r in rows] == list(range(6))
+    cat = Catalog.default()
+    for r, (bw, n) in zip(rows, itertools.product(["10Gbps", "40Gbps", "100Gbps"], [2, 4]), strict=True):
+        assert (r["link.bandwidth"], r["clusters.prfaas.instances"]) == (bw, str(n))
+        assert r["link.bandwidth.si"] == pytest.approx(float(bw[:-4]) * 1e9 / 8)
+        sc = load_scenario(None, cat, overrides=[f"link.bandwidth={bw}", f"clusters.prfaas.instances={n}"])
+        p = plan(sc, methods=(sc.search.method,)).payload
+        b = p["best"]
+        assert r["status"] == "ok" and r["error"] is None
+        for k in ("lambda_max_rps", "threshold_tokens", "n_prfaas", "n_p", "n_d", "binding", "p_offload"):
+            assert r[k] == b[k], k
+        assert r["prfaas_vs_homogeneous"] == p["ratios"]["prfaas_vs_homogeneous"]
+    # the case study itself (100 Gbps, 4 PrfaaS instances) is the paper's 3.30 req/s
+    assert rows[5]["lambda_max_rps"] == pytest.approx(3.30, abs=0.01)
+
+
+def test_patched_points_equal_full_loads_across_catalog_and_zipped_axes(tmp_path):
+    """Model and hardware axes reload; bandwidth and instances patch: every row equals a full load."""
+    study = _write(tmp_path, """scenario: paper-case-study
+axes:
+  model: [internal-1t, MiniMax-M2.5]
+  link.bandwidth: 5Gbps..200Gbps:3:log
+zip:
+  - {clusters.prfaas.hardware: [H200, B200], clusters.prfaas.instances: [4, 2]}
+""")
+    st_, _ = load_study(study)
+    assert st_.size == 12
+    w = api_study.Worker(st_)
+    cat = Catalog.default()
+    for pt in st_.points():
+        got = w.row(pt)
+        sets = [f"{k}={v}" for k, v in pt.values]
+        sc = load_scenario(None, cat, overrides=sets)
+        b = plan(sc, methods=(sc.search.method,)).payload["best"]
+        assert got["status"] == "ok", got
+        assert (got["lambda_max_rps"], got["threshold_tokens"], got["n_p"]) == \
+            (b["lambda_max_rps"], b["threshold_tokens"], b["n_p"]), sets
+
+
+def test_the_process_pool_and_a_dask_local_cluster_equal_the_serial_run(tmp_path):
+    study = _write(tmp_path, """scenario: paper-case-study
+axes:
+  link.bandwidth: 1Gbps..400Gbps:12:log
+  clusters.prfaas.instances: 1..6:6
+""")
+    outs = {}
+    for name, extra in (("serial", ["--workers", "1"]), ("pool", ["--workers", "2"]),
+                        ("dask", ["--workers", "2", "--scheduler", "local"])):
+        outs[name] = tmp_path / f"{name}.parquet"
+        res = runner.invoke(app, ["study", str(study), "-o", str(outs[name]), *extra])
+        assert res.exit_code == 0, res.output
+    assert "process pool, 2 workers" in runner.invoke(
+        app, ["study", str(study), "-o", str(tmp_path / "again.parquet"), "--workers", "2"]).output
+    serial = pq.read_table(outs["serial"])
+    assert serial.num_rows == 72
+    assert pq.read_table(outs["pool"]).equals(serial)
+    assert pq.read_table(outs["dask"]).equals(serial)
+
+
+def test_resume_after_a_kill_runs_only_the_missing_points(tmp_path):
+    study = _write(tmp_path, """scenario: paper-case-study
+axes:
+  link.bandwidth: 1Gbps..400Gbps:40:log
+  clusters.prfaas.instances: 1..4:4
+""")
+    out = tmp_path / "r.parquet"
+    parts = tmp_path / "r.parquet.parts"
+    proc = subprocess.Popen([str(BIN), "study", str(study), "-o", str(out), "--workers", "1"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list(parts.glob("part-*.parquet"))) < 2:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    written = sum(pq.read_table(p).num_rows for p in parts.glob("part-*.parquet"))
+    assert 0 < written < 160 and not out.exists()
+    res = subprocess.run([str(BIN), "study", str(study), "-o", str(out), "--workers", "1", "--resume"],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert f"{160 - written:,} run in" in res.stdout and f"{written:,} finished before" in res.stdout
+    assert not parts.exists()
+    full = tmp_path / "full.parquet"
+    assert runner.invoke(app, ["study", str(study), "-o", str(full), "--workers", "1"]).exit_code == 0
+    assert pq.read_table(out).equals(pq.read_table(full))
+
+
+def test_resume_refuses_parts_of_another_study(tmp_path):
+    out = tmp_path / "r.parquet"
+    st_, _ = load_study(_write(tmp_path, SMALL))
+    from prfaas_plan.io import study_results
+
+    study_results.write_part(out, 1, [], api_study.columns(st_), "another-study")
+    res = runner.invoke(app, ["study", str(tmp_path / "study.yaml"), "-o", str(out), "--resume"])
+    assert res.exit_code == 2
+    assert "comes from another study" in res.output
+
+
+def test_a_failing_point_is_recorded_and_the_study_exits_1(tmp_path):
+    study = _write(tmp_path, """scenario: paper-case-study
+axes:
+  clusters.local.instances: [1, 8]
+""")
+    out = tmp_path / "r.csv"
+    res = runner.invoke(app, ["study", str(study), "-o", str(out)])
+    assert res.exit_code == 1
+    assert "1 of 2 points failed" in res.output
+    text = out.read_text().splitlines()
+    assert text[0].startswith('"point","clusters.local.instances"')
+    assert '"error"' in text[1] and ',"ok",' in text[2]
+
+
+def test_samples_are_seeded_distinct_and_from_the_cross_product(tmp_path):
+    study = _write(tmp_path, """scenario: paper-case-study
+samples: 7
+seed: 3
+axes:
+  link.bandwidth: 1Gbps..400Gbps:20:log
+  clusters.prfaas.instances: 1..8:8
+""")
+    a, _ = load_study(study)
+    b, _ = load_study(study)
+    assert a.cells() == b.cells() and len(set(a.cells())) == 7
+    full = {p.values for p in replace(a, samples=None).points()}
+    assert all(p.values in full for p in a.points())
+    assert [p.index for p in a.points()] == list(range(7))
+
+
+@settings(max_examples=60, deadline=None)
+@given(space=st.integers(1, 500), data=st.data())
+def test_sample_cells_are_n_distinct_cells_in_range(space, data):
+    n = data.draw(st.integers(1, space))
+    seed = data.draw(st.integers(0, 2**32))
+    cells = sample_cells(space, n, seed)
+    assert len(cells) == n == len(set(cells)) and cells == sorted(cells)
+    assert all(0 <= c < space for c in cells)
+    assert cells == sample_cells(space, n, seed)
+
+
+@pytest.mark.parametrize(("text", "field"), [
+    ("axes: {link.bandwdth: [1Gbps]}", "axes.link.bandwdth: unknown key 'bandwdth'"),
+    ("axes: {link.bandwidth: []}", "axes.link.bandwidth: an axis needs at least one value"),
+    ("samples: 0\naxes: {link.bandwidth: [1Gbps]}", "samples: must be >= 1, got 0"),
+    ("samples: -3\naxes: {link.bandwidth: [1Gbps]}", "samples: must be >= 1, got -3"),
+    ("samples: 5\naxes: {link.bandwidth: [1Gbps, 2Gbps]}", "samples: asks for 5 distinct points of a study of 2"),
+    ("axes: {}", "axes: a study needs at least one axis"),
+    ("command: plan\naxes: {link.bandwidth: [1Gbps]}", "command: must be one of"),
+    ("scenario: nope\naxes: {link.bandwidth: [1Gbps]}", "scenario: unknown scenario 'nope'"),
+    ("set: {link.bandwidth: -1}\naxes: {clusters.prfaas.instances: [2]}", "set.link.bandwidth:"),
+    ("zip: [{link.bandwidth: [1Gbps, 2Gbps], clusters.prfaas.instances: [1]}]", "zip[0]: zipped axes advance"),
+    ("axes: {link.bandwidth: 1Gbps..2Gbps:1}", "axes.link.bandwidth: '1Gbps..2Gbps:1': a range takes 2"),
+    ("axes: {link.bandwidth: [1Gbps, 1Gbps]}", "the same value twice"),
+    ("axes: {link.bandwidth: [1Gbps]}\nbogus: 1", "bogus: unknown key"),
+    ("options: {load: 0.5}\naxes: {link.bandwidth: [1Gbps]}", "options.load: not an option of optimize"),
+])
+def test_bad_study_files_exit_2_with_one_line(tmp_path, text, field):
+    study = _write(tmp_path, text)
+    res = runner.invoke(app, ["study", str(study), "-o", str(tmp_path / "r.parquet")])
+    assert res.exit_code == 2, res.output
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: {study}: ") and field in lines[0], lines
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--workers", "0"], "--workers: must be >= 1, got 0"),
+    (["--workers", "two"], "--workers: expected a whole number"),
+    (["-o", "r.txt"], "writes .parquet or .csv"),
+    (["--scheduler", "nowhere"], "--scheduler: a scheduler address is local or a URL"),
+])
+def test_bad_options_exit_2(tmp_path, args, message):
+    study = _write(tmp_path, SMALL)
+    res = runner.invoke(app, ["study", str(study), *args])
+    assert res.exit_code == 2 and message in res.output, res.output
+
+
+def test_an_unreachable_scheduler_exits_2(tmp_path):
+    study = _write(tmp_path, SMALL)
+    res = runner.invoke(app, ["study", str(study), "-o", str(tmp_path / "r.parquet"),
+                              "--scheduler", "tcp://127.0.0.1:9"])
+    assert res.exit_code == 2
+    assert res.output.strip().startswith("error: --scheduler tcp://127.0.0.1:9: cannot reach the Dask scheduler")
