@@ -233,3 +233,29 @@ def test_an_unreachable_scheduler_exits_2(tmp_path):
                               "--scheduler", "tcp://127.0.0.1:9"])
     assert res.exit_code == 2
     assert res.output.strip().startswith("error: --scheduler tcp://127.0.0.1:9: cannot reach the Dask scheduler")
+
+
+def test_a_zipped_group_may_repeat_a_value_but_not_a_combination(tmp_path):
+    ok = _write(tmp_path, "zip: [{clusters.prfaas.hardware: [H200, B200, B200], "
+                          "clusters.local.hardware: [H20, H20, H200]}]\n")
+    st_, _ = load_study(ok)
+    assert st_.size == 3
+    assert [dict(p.values)["clusters.local.hardware"] for p in st_.points()] == ["H20", "H20", "H200"]
+    bad = _write(tmp_path, "zip: [{clusters.prfaas.hardware: [H200, H200], clusters.local.hardware: [H20, H20]}]\n",
+                 "bad.yaml")
+    res = runner.invoke(app, ["study", str(bad), "-o", str(tmp_path / "r.parquet")])
+    assert res.exit_code == 2 and "zip[0]: lists the same combination of values twice" in res.output
+
+
+def test_the_bundled_fleet_study_is_216_points_that_all_plan(tmp_path):
+    from tests.conftest import ROOT
+
+    st_, _ = load_study(ROOT / "scenarios" / "studies" / "fleet.yaml")
+    assert st_.size == 216 == 3 * 4 * 6 * 3
+    assert [len(g[0].values) for g in st_.groups] == [3, 6, 3, 4]
+    assert st_.groups[2][0].labels == ("chat", "paper", "long-context")
+    w = api_study.Worker(st_)
+    for p in st_.points()[::18]:  # one point of each (model, tier) pair, every GPU pair and workload among them
+        r = w.row(p)
+        assert r["status"] == "ok", r
+        assert r["lambda_max_rps"] > 0 and r["homogeneous_lambda_max_rps"] > 0

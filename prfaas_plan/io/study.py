@@ -75,8 +75,6 @@ def _axis(key: Any, raw: Any, source: str, at: str) -> Axis:
         if v is None or (labels is None and isinstance(v, dict | list)):
             raise SpecError(f"value {i + 1} must be a number, a quantity or a name (name a section's values: "
                             f"{{name: {{...}}}}), got {kind_of(v)}", source=source, field=where)
-    if len({repr(v) for v in values}) != len(values):
-        raise SpecError("an axis lists the same value twice", source=source, field=where)
     return Axis(key=key, values=tuple(values), labels=tuple(labels or (str(v) for v in values)),
                 numbers=tuple(None if labels else _number(v) for v in values))
 
@@ -126,6 +124,11 @@ def load_study(path: str | Path) -> tuple[Study, Path]:
             if a.key in seen:
                 raise SpecError("the field is an axis twice", source=source, field=f"{at}.{a.key}")
             seen.add(a.key)
+        rows = list(zip(*(a.values for a in group), strict=True))
+        if len({repr(r) for r in rows}) != len(rows):  # a zipped group may repeat a value, not a combination
+            what = "value" if len(group) == 1 else "combination of values"
+            raise SpecError(f"lists the same {what} twice", source=source,
+                            field=f"{at}.{group[0].key}" if len(group) == 1 else at)
         groups.append(group)
 
     for key, values in _mapping(raw.get("axes"), source, "axes").items():
