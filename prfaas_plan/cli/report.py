@@ -1,1 +1,72 @@
 """`report`: one self-contained HTML file of a scenario's plan, tables and figures."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from prfaas_plan.cli.app import app
+from prfaas_plan.cli.options import CatalogOpt, catalog_from, output_check, write_text
+from prfaas_plan.cli.plan import MethodOpt, ScenarioArg, SetOpt, TraceOpt, _method
+from prfaas_plan.errors import SpecError
+
+_SUFFIXES = (".html", ".htm")
+
+
+def _html_output(value: Path | None) -> Path | None:
+    if value is not None and value.suffix.lower() not in _SUFFIXES:
+        raise SpecError(f"the report is HTML: give a path ending in .html, got {str(value)!r}", field="--output")
+    return output_check("--output")(value)
+
+
+OutputOpt = Annotated[Path, typer.Option("--output", "-o", help="Write the report here (.html); the folder must "
+                                         "exist", callback=_html_output, show_default=False)]
+
+
+def command_line(scenario: str | None, set_: list[str] | None, method: str | None, trace: Path | None,
+                 simulate: bool, catalog: list[Path] | None, output: Path) -> str:
+    """The shell command that writes this report again, with the options as given."""
+    argv = ["prfaas-plan", "report", *([scenario] if scenario is not None else [])]
+    for item in set_ or []:
+        argv += ["--set", item]
+    argv += ["--method", method] if method is not None else []
+    argv += ["--trace", str(trace)] if trace is not None else []
+    argv += ["--simulate"] if simulate else []
+    for folder in catalog or []:
+        argv += ["--catalog", str(folder)]
+    return shlex.join([*argv, "-o", str(output)])
+
+
+@app.command("report")
+def report(
+    scenario: ScenarioArg = None,
+    output: OutputOpt = ...,  # type: ignore[assignment]
+    set_: SetOpt = None,
+    method: MethodOpt = None,
+    trace: TraceOpt = None,
+    simulate: Annotated[bool, typer.Option("--simulate", help="Add the simulated TTFT (simulate at its defaults: "
+                                           "load 0.8, 20,000 requests a system); off by default")] = False,
+    catalog: CatalogOpt = None,
+) -> None:
+    """One self-contained HTML file for a design review: the scenario, the plan with Figure 5 and a
+    link sweep, TTFT, sizing, link robustness and where every input comes from.
+
+    The tables are those of optimize, sweep, latency, size, degrade, model show and kv-rate; the
+    file fetches nothing (figures inline as SVG), so it can be mailed as it is.
+
+    Example: prfaas-plan report -o report.html
+    """
+    from prfaas_plan.api.report import report as report_
+    from prfaas_plan.report.html import render
+    from prfaas_plan.report.html_figures import Figures
+
+    cmd = command_line(scenario, set_, method, trace, simulate, catalog, output)
+    with Figures() as figures:  # drawn in a second process while the rest computes
+        data = report_(scenario, catalog_from(catalog), overrides=set_, method=_method(method),
+                       trace=str(trace) if trace else None, simulate=simulate, command=cmd, ready=figures.offer)
+        html = render(data, figures)
+    write_text(output, html, "--output")
+    typer.echo(f"wrote {output}", err=True)

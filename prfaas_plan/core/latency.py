@@ -239,6 +239,13 @@ def mixture_tail(x: float, parts) -> float:
     return float(sum((p if isinstance(p, _Law) else _Law(*p)).tail(x) for p in parts))
 
 
+def mixture_cdf(x: NDArray[np.float64], parts) -> NDArray[np.float64]:
+    """P(TTFT <= x) at each of ``x`` (s) of a mixture of (weight, p_wait, tail mean, fixed, columns)
+    laws whose weights sum to 1: one minus ``mixture_tail``, each law sorted once for every x."""
+    laws = [p if isinstance(p, _Law) else _Law(*p) for p in parts]
+    return np.array([1.0 - sum(law.tail(float(v)) for law in laws) for v in np.asarray(x, dtype=np.float64)])
+
+
 def overall(paths: list[PathLatency]) -> tuple[float, dict[float, float]]:
     """Mean and quantiles of TTFT over all requests (paths weighted by their share)."""
     active = [p for p in paths if p.share > 0]

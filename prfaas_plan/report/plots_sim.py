@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from prfaas_plan.report.plots import _pyplot, _save
 from prfaas_plan.report.render import SYSTEM_NAMES
 
 
-def sim_figure(run: Any, path: Path) -> None:
+def sim_figure(run: Any, path: Path | BinaryIO) -> None:
     """(a) simulated TTFT CDF of each system; (b) cross-datacenter link utilisation over time."""
     plt = _pyplot()
     r = run.result

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import BinaryIO
 
 from prfaas_plan import units
 from prfaas_plan.report.plots import _pyplot, _save
 from prfaas_plan.specs.sizing import SizingResult
 
 
-def size_figure(r: SizingResult, path: Path) -> None:
+def size_figure(r: SizingResult, path: Path | BinaryIO) -> None:
     plt = _pyplot()
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
     pts = [d for d in r.demand_curve if d.prfaas is not None]
@@ -44,3 +45,4 @@ def size_figure(r: SizingResult, path: Path) -> None:
     b.legend(fontsize=8)
     fig.tight_layout()
     _save(fig, path)
+    plt.close(fig)

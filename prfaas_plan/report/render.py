@@ -8,6 +8,7 @@ import json
 import math
 import sys
 from collections.abc import Callable, Iterable, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 
@@ -53,13 +54,33 @@ def to_csv(rows: Sequence[dict[str, Any]]) -> str:
 
 def emit(fmt: str, payload: dict[str, Any], *, rows: Sequence[dict[str, Any]] | None = None,
          tables: Callable[[], Iterable[Any]] | None = None) -> None:
-    """Print a result: ``payload`` as JSON, ``rows`` as CSV, ``tables()`` (tables or lines) as text."""
-    if fmt == "json":
+    """Print a result: ``payload`` as JSON, ``rows`` as CSV, ``tables()`` (tables or lines) as text.
+
+    Inside ``collect`` the table format's items are kept instead of printed."""
+    sink = _SINK.get()
+    if sink is not None and fmt == "table":
+        sink.extend(tables() if tables else [])
+    elif fmt == "json":
         sys.stdout.write(to_json(payload) + "\n")
     elif fmt == "csv":
         sys.stdout.write(to_csv(list(rows if rows is not None else [payload])))
     else:
         sys.stdout.write("\n".join(str(item) for item in (tables() if tables else [])) + "\n")
+
+
+_SINK: ContextVar[list[Any] | None] = ContextVar("prfaas_plan_render_sink", default=None)
+
+
+def collect(emit_fn: Callable[..., None], *args: Any, **kwargs: Any) -> list[Any]:
+    """The items (``Table`` objects and lines of text) ``emit_fn("table", *args)`` would print, in
+    order, printing nothing: how the HTML report shows exactly the tables of each command."""
+    items: list[Any] = []
+    token = _SINK.set(items)
+    try:
+        emit_fn("table", *args, **kwargs)
+    finally:
+        _SINK.reset(token)
+    return items
 
 
 class Table:

@@ -1,0 +1,218 @@
+"""Library API of `report`: every result the HTML report shows, from the api calls the commands make.
+
+The scenario is loaded once; `optimize`, `latency`, `size` and (with ``simulate``) `simulate` run
+on it, `sweep` and `degrade` load it again from the same reference and overrides (as the commands
+do). ``report.html.render`` turns the result into one page with the commands' own tables.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numpy as np
+
+from prfaas_plan import __version__, units
+from prfaas_plan.errors import InfeasibleError, SpecError
+from prfaas_plan.report.report_data import ReportData, Sweep, TtftCdf
+from prfaas_plan.specs.scenario import ScenarioSpec
+
+T = TypeVar("T")
+
+LATENCY_LOAD = 0.8  # `latency --load 0.8`: the rate `simulate` runs at by default, so the two compare
+SWEEP_POINTS = 12
+SWEEP_BELOW, SWEEP_ABOVE = 100.0, 4.0  # the sweep runs from nominal / 100 to 4 x nominal, log steps
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.times: dict[str, float] = {}
+
+    def __call__(self, name: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``fn(*args, **kwargs)``, its wall time added to ``times[name]``."""
+        t0 = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            self.times[name] = self.times.get(name, 0.0) + time.perf_counter() - t0
+
+
+def _gbps_text(bytes_per_s: float) -> str:
+    return f"{float(f'{units.bytes_per_s_to_gbps(bytes_per_s):.4g}'):g}Gbps"
+
+
+def sweep_settings(sc: ScenarioSpec) -> list[tuple[str, str, str]]:
+    """(link name, swept key, the ranged --set) for each link: nominal / 100 .. 4 x nominal, log."""
+    assert sc.topology is not None
+    out = []
+    for i, lk in enumerate(sc.topology.links):
+        key = "link.bandwidth" if not sc.multi_site else f"links[{i}].bandwidth"
+        b = lk.link.bandwidth_bytes_per_s
+        lo, hi = _gbps_text(b / SWEEP_BELOW), _gbps_text(b * SWEEP_ABOVE)
+        out.append((lk.name, key, f"{key}={lo}..{hi}:{SWEEP_POINTS}:log"))
+    return out
+
+
+def ttft_cdf(sc: ScenarioSpec, rate_rps: float, load: float, *, points: int = 120) -> TtftCdf:
+    """The analytic TTFT CDF of each system at ``rate_rps``: the mixture over paths (and sites)
+    whose quantiles `latency` prints (``core.latency.mixture_quantile``), on a log grid of x."""
+    from prfaas_plan.api.latency import paths_of
+    from prfaas_plan.api.systems import systems, topology_systems
+    from prfaas_plan.api.topology import site_scenario
+    from prfaas_plan.api.topology_systems import _index, prefill_pool
+    from prfaas_plan.core import latency as lat
+
+    laws: dict[str, list[tuple[Any, ...]]] = {}
+    unstable: list[str] = []
+    if sc.multi_site:
+        for name, system in topology_systems(sc).items():
+            pool = prefill_pool(sc, system, rate_rps)
+            parts, ok = [], pool is None or pool.utilization < 1.0 - lat.AT_CAPACITY_RTOL
+            for s in system.sites:
+                sp = paths_of(site_scenario(sc, _index(sc, s.site)), s.config, rate_rps * s.demand_share, pool=pool)
+                ok = ok and all(st.stable for st in sp.stages) and rate_rps < system.capacity_rps
+                parts += [(s.demand_share * p.share, p.p_wait, p.tail_mean_s, p.fixed_s, p.fixed_weights)
+                          for p in sp.paths if p.share > 0]
+            (laws.__setitem__(name, parts) if ok else unstable.append(name))
+    else:
+        for name, c in systems(sc).items():
+            sp = paths_of(sc, c, rate_rps)
+            if all(st.stable for st in sp.stages) and rate_rps < c.capacity_rps * (1 - lat.AT_CAPACITY_RTOL):
+                laws[name] = [(p.share, p.p_wait, p.tail_mean_s, p.fixed_s, p.fixed_weights)
+                              for p in sp.paths if p.share > 0]
+            else:
+                unstable.append(name)
+    curves = {}
+    if laws:
+        lo = min(lat.mixture_quantile(0.001, parts) for parts in laws.values())
+        hi = max(lat.mixture_quantile(0.999, parts) for parts in laws.values())
+        x = np.geomspace(max(lo, 1e-3), max(hi, lo * 1.01, 2e-3), points)
+        for name, parts in laws.items():
+            curves[name] = (x, np.clip(lat.mixture_cdf(x, parts), 0.0, 1.0))
+    return TtftCdf(title=f"{sc.name}: {sc.model.name}", rate_rps=rate_rps, load=load, curves=curves,
+                   unstable=tuple(unstable))
+
+
+def report(ref: str | None, catalog: Any, *, overrides: list[str] | None = None, method: str | None = None,
+           trace: str | None = None, simulate: bool = False, command: str = "",
+           ready: Callable[[str, Any], None] | None = None) -> ReportData:
+    """Run what the report shows (see the module docstring); each part's wall time in ``timings_s``.
+
+    ``ready(name, result)`` is called as each result with a figure exists ("figure5", "sweep",
+    "cdf", "sizing"), so that a renderer may draw it while the rest computes."""
+    hook = ready or (lambda name, value: None)
+    from prfaas_plan.api import degrade as api_degrade
+    from prfaas_plan.api import sweep as api_sweep
+    from prfaas_plan.api.optimize import optimize
+    from prfaas_plan.io.scenario import load_scenario
+
+    clock = _Clock()
+    overrides = list(overrides or [])
+    notes: dict[str, list[str]] = {}
+    sc = clock("load", load_scenario, ref, catalog, overrides=overrides, method=method, trace=trace)
+    plan = clock("optimize", optimize, sc)
+    fig5 = None
+    if not sc.multi_site:
+        from prfaas_plan.api.figures import figure5_data
+
+        fig5 = clock("figure5", figure5_data, plan)
+        hook("figure5", fig5)
+
+    sweeps = []
+    for link, key, setting in sweep_settings(sc):
+        fixed = [o for o in overrides if o.partition("=")[0].strip() != key]  # the sweep replaces it
+        try:
+            res = clock("sweep", api_sweep.sweep, ref, catalog, overrides=[*fixed, setting], method=method,
+                        trace=trace)
+            sweeps.append(Sweep(link=link, setting=setting, result=res))
+            hook("sweep", sweeps[-1])
+        except (SpecError, InfeasibleError) as exc:
+            notes.setdefault("sweep", []).append(f"sweep of {key} not shown: {exc}")
+
+    latency, latency_payload, cdf = _latency(sc, clock, notes)
+    hook("cdf", cdf)
+    model, kv_rate = _kv(sc, catalog, clock, notes)
+    out: dict[str, Any] = {}
+    if simulate:
+        out |= _simulate(sc, clock, notes)
+    if sc.sizing is not None:
+        from prfaas_plan.api.size import size
+        from prfaas_plan.report.size_json import size_json
+
+        try:
+            sized = clock("size", size, sc)
+            out |= {"sizing": sized, "sizing_payload": size_json(sized)}
+            hook("sizing", sized)
+        except (SpecError, InfeasibleError) as exc:
+            notes.setdefault("sizing", []).append(f"size: {exc}")
+    if trace is not None:
+        notes.setdefault("robustness", []).append("degrade takes no --trace: the link robustness section is left out")
+    else:
+        try:
+            out["degrade"] = clock("degrade", api_degrade.degrade, ref, catalog, overrides=overrides, method=method)
+        except (SpecError, InfeasibleError) as exc:
+            notes.setdefault("robustness", []).append(f"degrade: {exc}")
+    return ReportData(scenario=sc, command=command, version=__version__, overrides=tuple(overrides), trace=trace,
+                      plan=plan.result, plan_payload=plan.payload, figure5=fig5, sweeps=tuple(sweeps),
+                      latency=latency, latency_payload=latency_payload, latency_load=LATENCY_LOAD, cdf=cdf,
+                      model=model, kv_rate=kv_rate, notes=notes, timings_s=clock.times, **out)
+
+
+def _latency(sc: ScenarioSpec, clock: _Clock, notes: dict[str, list[str]]) -> tuple[Any, dict[str, Any], Any]:
+    from prfaas_plan.report.latency_json import latency_json, topology_latency_json
+
+    try:
+        if sc.multi_site:
+            from prfaas_plan.api import topology_systems
+
+            r = clock("latency", topology_systems.latency, sc, load=LATENCY_LOAD)
+            payload = topology_latency_json(r)
+        else:
+            from prfaas_plan.api import latency as api_latency
+
+            r = clock("latency", api_latency.latency, sc, load=LATENCY_LOAD)
+            payload = latency_json(r)
+    except InfeasibleError as exc:
+        notes.setdefault("latency", []).append(f"latency: {exc}")
+        return None, {}, None
+    return r, payload, clock("ttft cdf", ttft_cdf, sc, r.rate_rps, r.load)
+
+
+def _kv(sc: ScenarioSpec, catalog: Any, clock: _Clock, notes: dict[str, list[str]]) -> tuple[Any, Any]:
+    """`model show` and `kv-rate` on the prefill instance, for the scenario's model by its catalog name."""
+    from prfaas_plan import api
+
+    assert sc.topology is not None
+    inst = sc.topology.prefill.cluster
+    try:
+        model = clock("model show", api.model_show, sc.model.name, catalog)
+        kv = clock("kv-rate", api.kv_rate, sc.model.name, hardware=inst.instance.gpu.name, gpus=inst.instance.gpus,
+                   lengths=None, catalog=catalog, instances=inst.instances)
+    except SpecError as exc:
+        notes.setdefault("scenario", []).append(f"model show / kv-rate of {sc.model.name}: {exc}")
+        return None, None
+    return model, kv
+
+
+def _simulate(sc: ScenarioSpec, clock: _Clock, notes: dict[str, list[str]]) -> dict[str, Any]:
+    """`simulate` at its defaults (load 0.8 of the smallest capacity, 20,000 requests a system, seed 0)."""
+    from prfaas_plan.specs.run import parse
+
+    args = parse(rate=None, load=None, requests=None, duration=None, seed=None)
+    try:
+        if sc.multi_site:
+            from prfaas_plan.api import topology_sim
+            from prfaas_plan.report.sim_json import topology_simulate_json
+
+            run = clock("simulate", topology_sim.simulate, sc, **args.keywords())
+            payload = topology_simulate_json(run)
+        else:
+            from prfaas_plan.api import sim as api_sim
+
+            run = clock("simulate", api_sim.run_systems, sc, **args.keywords())
+            payload = run.payload
+    except (SpecError, InfeasibleError) as exc:
+        notes.setdefault("latency", []).append(f"simulate: {exc}")
+        return {}
+    return {"simulation": run, "simulation_payload": payload, "simulation_requests": args.n_requests}

@@ -1,0 +1,67 @@
+"""What the HTML report shows: the typed results ``api.report`` computes, drawn by ``report.html``.
+
+Declared here, below api in the layers (as ``report.figures`` is), so that both can name them.
+Every field is the result a command renders (``optimize``, ``sweep``, ``latency``, ...), so the
+report's tables are those commands' tables, produced by the same view functions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from prfaas_plan.report.figures import Figure5
+from prfaas_plan.specs.scenario import ScenarioSpec
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TtftCdf:
+    """The analytic TTFT law of each stable system at one rate: P(TTFT <= x) on a grid of x (s)."""
+
+    title: str  # scenario and model
+    rate_rps: float
+    load: float
+    curves: dict[str, tuple[NDArray[np.float64], NDArray[np.float64]]]  # system -> (x_s, cdf)
+    unstable: tuple[str, ...] = ()  # systems above capacity at this rate: no curve
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Sweep:
+    """One `sweep` of a link's bandwidth: its JSON-ready result and the command-line range used."""
+
+    link: str  # the link's name, e.g. prfaas->local
+    setting: str  # the --set given to sweep, e.g. link.bandwidth=1Gbps..400Gbps:12
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReportData:
+    """Everything one report shows. ``None``: the scenario lacks the feature (no ``sizing:``
+    section) or it was not asked for (``--simulate``); ``notes`` say what was left out and why."""
+
+    scenario: ScenarioSpec
+    command: str  # the shell command that reproduces the report
+    version: str
+    overrides: tuple[str, ...]
+    trace: str | None
+    plan: Any  # PlanResult | TopologyPlanResult
+    plan_payload: dict[str, Any]
+    figure5: Figure5 | None
+    sweeps: tuple[Sweep, ...]
+    latency: Any  # LatencyResult | TopologyLatencyResult
+    latency_payload: dict[str, Any]
+    latency_load: float
+    cdf: TtftCdf | None
+    model: dict[str, Any] | None  # `model show`
+    kv_rate: dict[str, Any] | None  # `kv-rate` on the prefill instance
+    simulation: Any = None  # api.sim.SimRun | sim.result.TopologySimulateRun
+    simulation_payload: dict[str, Any] | None = None
+    simulation_requests: int | None = None
+    sizing: Any = None  # specs.sizing.SizingResult
+    sizing_payload: dict[str, Any] | None = None
+    degrade: Any = None  # specs.degrade.DegradeResult
+    notes: dict[str, list[str]] = field(default_factory=dict)  # section id -> what was left out, and why
+    timings_s: dict[str, float] = field(default_factory=dict)  # wall time of each computation
