@@ -215,4 +215,6 @@ def _simulate(sc: ScenarioSpec, clock: _Clock, notes: dict[str, list[str]]) -> d
     except (SpecError, InfeasibleError) as exc:
         notes.setdefault("latency", []).append(f"simulate: {exc}")
         return {}
-    return {"simulation": run, "simulation_payload": payload, "simulation_requests": args.n_requests}
+    typed = run if sc.multi_site else run.result
+    requests = typed.requests if sc.workload.trace is None else None  # None: the whole trace
+    return {"simulation": run, "simulation_payload": payload, "simulation_requests": requests}

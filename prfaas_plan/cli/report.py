@@ -59,12 +59,13 @@ def report(
 
     Example: prfaas-plan report -o report.html
     """
-    from prfaas_plan.api.report import report as report_
-    from prfaas_plan.report.html import render
     from prfaas_plan.report.html_figures import Figures
 
     cmd = command_line(scenario, set_, method, trace, simulate, catalog, output)
-    with Figures() as figures:  # drawn in a second process while the rest computes
+    with Figures() as figures:  # a second process, started first, draws the figures while the rest computes
+        from prfaas_plan.api.report import report as report_
+        from prfaas_plan.report.html import render
+
         data = report_(scenario, catalog_from(catalog), overrides=set_, method=_method(method),
                        trace=str(trace) if trace else None, simulate=simulate, command=cmd, ready=figures.offer)
         html = render(data, figures)

@@ -56,8 +56,8 @@ class Figures:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
-            self.pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"),
-                                            initializer=_warm)
+            self.pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
+            self.pool.submit(_warm)  # the worker starts now (not at the first figure) and imports matplotlib
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -137,9 +137,9 @@ def sweep_figure(result: dict[str, Any], path: Path | BinaryIO) -> None:
         for i, name in enumerate(sites):
             ax2.plot(x, [r["sites"][name]["threshold_tokens"] / units.K_TOKENS for r in rows], "o-",
                      color=f"C{i + 2}", label=f"{name} t*")
-        ax2.legend(**_BELOW)
     else:
         ax2.plot(x, [r["threshold_tokens"] / units.K_TOKENS for r in rows], "o-", color="C2", label="PrfaaS-PD t*")
+    ax2.legend(**_BELOW)  # every panel has its legend, one site too
     ax2.set_ylabel("threshold t (K = 1024 tokens)")
     ax2.set_title("(b) best threshold: requests longer than t go to PrfaaS")
     ax2.set_ylim(bottom=0)
