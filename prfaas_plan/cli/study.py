@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from prfaas_plan.cli.app import app
+from prfaas_plan.cli.options import Format, FormatOpt, write_text
 
 
 class _Bar:
@@ -96,3 +97,42 @@ def study(
     if r.failed:  # exit 1, as an infeasible plan: the inputs were read, some points did not run
         typer.echo(f"error: {r.failed:,} of {r.points:,} points failed; their rows in {output} say why", err=True)
         raise typer.Exit(1)
+
+
+@app.command("study-report")
+def study_report(
+    results: Annotated[Path, typer.Argument(help="A study's results (.parquet or .csv)", show_default=False)],
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the HTML page here")] = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """The frontiers of a finished study: gain over homogeneous PD against bandwidth per model,
+    where PrfaaS-PD stops paying, cost against throughput; in the terminal, or one HTML page.
+
+    Example: prfaas-plan study-report fleet.parquet -o fleet.html
+    """
+    import shlex
+    import sys
+
+    from prfaas_plan.api.study_report import study_report as build
+    from prfaas_plan.report.views_study import emit_study_report
+
+    if output is not None:
+        from prfaas_plan.io.files import check_output
+
+        check_output(output, "--output")
+        if output.suffix.lower() not in (".html", ".htm"):
+            from prfaas_plan.errors import SpecError
+
+            raise SpecError(f"writes an HTML page (.html), not {output.suffix or 'a name without a suffix'!r}",
+                            field=f"--output {output}")
+    r = build(results)
+    if output is None:
+        emit_study_report(fmt.value, r)
+        return
+    from prfaas_plan import __version__
+    from prfaas_plan.report.html_study import render
+
+    command = shlex.join(["prfaas-plan", *sys.argv[1:]]) if sys.argv[1:2] == ["study-report"] else \
+        shlex.join(["prfaas-plan", "study-report", str(results), "-o", str(output)])
+    write_text(output, render(r, command, __version__), "--output")
+    typer.echo(f"wrote {output}", err=True)

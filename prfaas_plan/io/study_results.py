@@ -118,3 +118,24 @@ def finish(out: Path, tables: list[Any], columns: list[tuple[str, str]], fingerp
     _write(merged, out, "-o")
     clear_parts(out)
     return merged
+
+
+def read(path: Path) -> list[dict[str, Any]]:
+    """A finished study's rows (Parquet or CSV), for ``study-report``; a file that is not one is one line."""
+    if not path.is_file():
+        raise SpecError("file not found" if not path.exists() else "is a folder, not a file", source=str(path))
+    try:
+        if path.suffix.lower() == ".csv":
+            import pyarrow.csv as pcsv
+
+            tbl = pcsv.read_csv(path)
+        else:
+            import pyarrow.parquet as pq
+
+            tbl = pq.read_table(path)
+    except Exception as exc:  # pyarrow's own words: not Parquet, a torn file, a bad CSV
+        raise SpecError(f"not a study's results: {str(exc).splitlines()[0]}", source=str(path)) from None
+    missing = [c for c in ("point", "status") if c not in tbl.column_names]
+    if missing:
+        raise SpecError(f"not a study's results: no column {missing[0]!r}", source=str(path))
+    return tbl.to_pylist()

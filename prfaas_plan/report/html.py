@@ -201,16 +201,21 @@ def _sweep_figure(fig: _Numbered, s: Section, sw: Any, plots: Any) -> None:
 
 def render(d: ReportData, figures: Figures | None = None) -> str:
     """The page: a table of contents, then each section's tables, figures and notes."""
+    sc = d.scenario
+    return page(title=f"prfaas-plan report: {sc.name}", scenario=sc.name, model=sc.model.name, version=d.version,
+                command=d.command, sections=sections(d, figures))
+
+
+def page(*, title: str, scenario: str, model: str, version: str, command: str, sections: list[Section]) -> str:
+    """The template filled: ``report`` and ``study-report`` share it."""
     import jinja2
 
     env = jinja2.Environment(loader=jinja2.PackageLoader("prfaas_plan.report", "templates"),
                              autoescape=jinja2.select_autoescape(default=True, default_for_string=True),
                              trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
     env.filters["ticks"] = _ticks
-    sc = d.scenario
-    return env.get_template("report.html.j2").render(
-        title=f"prfaas-plan report: {sc.name}", scenario=sc.name, model=sc.model.name, version=d.version,
-        command=d.command, sections=sections(d, figures))
+    return env.get_template("report.html.j2").render(title=title, scenario=scenario, model=model, version=version,
+                                                     command=command, sections=sections)
 
 
 def _ticks(text: str) -> Any:
