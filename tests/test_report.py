@@ -231,13 +231,16 @@ def test_provenance_names_the_inputs_and_the_command(case, tmp_path):
     assert f"prfaas-plan report -o {shlex.quote(str(out))}" in page.cells
     # the command is shell-quoted as given, and running it writes the same tables
     again = tmp_path / "again.html"
-    _, page2, _ = _report(tmp_path, "--set", "link.bandwidth=50Gbps", "--method", "exact", name="again.html")
+    first, page2, _ = _report(tmp_path, "--set", "link.bandwidth=50Gbps", "--method", "exact", name="again.html")
     cmd = next(c for c in page2.cells if c.startswith("prfaas-plan report "))
     argv = shlex.split(cmd)
     assert argv[2:] == ["--set", "link.bandwidth=50Gbps", "--method", "exact", "-o", str(again)]
     res = runner.invoke(app, argv[1:])
     assert res.exit_code == 0, res.output
-    assert Page(again.read_text(encoding="utf-8")).cells == page2.cells
+    def untimed(html: str) -> str:  # size says how long its solve took
+        return re.sub(r"in \d+\.\d+ s<", "in - s<", html)
+
+    assert untimed(again.read_text(encoding="utf-8")) == untimed(first)  # no date, no random id
 
 
 def test_user_strings_are_escaped(tmp_path):
