@@ -142,7 +142,7 @@ def sections(d: ReportData, figures: Figures | None = None) -> list[Section]:
         fig(s, "Analytic TTFT CDF of each system at the latency table's rate (dotted: P50, P90, P99).",
             "cdf", plots_report.ttft_cdf_figure, d.cdf)
     if d.simulation is not None:
-        n = "the whole trace" if d.simulation_requests is None else f"{d.simulation_requests:,} requests per system"
+        n = "the whole trace" if d.simulation_requests is None else f"{d.simulation_requests:,} requests a system"
         s.blocks.append({"kind": "h3", "text": "Simulated"})
         s.note(f"`prfaas-plan simulate` at its defaults: load 0.8, {n}, seed 0.")
         if multi:

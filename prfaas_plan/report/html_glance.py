@@ -110,7 +110,7 @@ def provenance(d: ReportData) -> list[Table]:
     if d.latency is not None:
         rows.append(["latency", f"analytic model at --load {d.latency_load:g} ({d.latency.rate_rps:.3f} req/s)"])
     if d.simulation is not None:
-        n = "the whole trace" if d.simulation_requests is None else f"{d.simulation_requests:,} requests per system"
+        n = "the whole trace" if d.simulation_requests is None else f"{d.simulation_requests:,} requests a system"
         rows.append(["simulation", f"discrete-event, simulate's defaults: load 0.8, {n}, seed 0"])
     rows.append(["prfaas-plan version", d.version])
     rows.append(["reproduce with", d.command])
