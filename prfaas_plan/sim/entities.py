@@ -21,6 +21,7 @@ from prfaas_plan.sim.engine import Engine, EventHandle
 __all__ = ["DecodeSlots", "Hist", "Pool", "Req"]
 
 _heapreplace = heapq.heapreplace
+_heappush = heapq.heappush
 
 
 class Req:
@@ -89,7 +90,12 @@ class Pool:
 
     def submit(self, r: Req) -> None:
         now = self.engine.now
-        self.advance(now)
+        dt = now - self.last_t
+        if dt > 0:  # advance(now), inline
+            self.area_queue += dt * len(self.queue)
+            self.area_busy += dt * self.busy
+            self.area_servers += dt * self.n
+            self.last_t = now
         if self.busy < self.n:
             self.busy += 1
             self._start(r, now)
@@ -98,13 +104,19 @@ class Pool:
 
     def _start(self, r: Req, now: float) -> None:
         r.prefill_started_at = now
-        self.engine.schedule(r.service, self._finish, r)
+        engine = self.engine  # Engine.schedule(r.service, self._finish, r), inline (the same entry)
+        _heappush(engine._heap, [now + r.service, 0, next(engine._seq), self._finish, (r,)])
         if self.on_start is not None:
             self.on_start(r)
 
     def _finish(self, r: Req) -> None:
         now = self.engine.now
-        self.advance(now)
+        dt = now - self.last_t
+        if dt > 0:  # advance(now), inline
+            self.area_queue += dt * len(self.queue)
+            self.area_busy += dt * self.busy
+            self.area_servers += dt * self.n
+            self.last_t = now
         self.completed += 1
         r.prefill_completed_at = now
         if self.queue and self.busy <= self.n:

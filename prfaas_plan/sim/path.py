@@ -9,6 +9,7 @@ PrfaaS pool shared) both mix it in, so the two simulate the same life cycle.
 
 from __future__ import annotations
 
+import heapq
 from typing import Any
 
 from prfaas_plan.sim.engine import Engine
@@ -16,6 +17,8 @@ from prfaas_plan.sim.entities import DecodeSlots, Pool, Req
 from prfaas_plan.sim.stations import SharedLink
 
 __all__ = ["BULK", "BULK_AFTER_PREFILL", "BULK_SENT", "LAST", "PREFETCH", "KvPath"]
+
+_heappush = heapq.heappush
 
 # KV shipment states of an offloaded request (Req.part)
 BULK, BULK_SENT, LAST, BULK_AFTER_PREFILL, PREFETCH = 1, 2, 3, 4, -1
@@ -35,8 +38,10 @@ class KvPath:
     link_done: int
 
     def _prefill_start_p(self, r: Req) -> None:
-        if self.n_layers > 1:
-            self.engine.schedule(r.service / self.n_layers, self._bulk_start, r)
+        n = self.n_layers
+        if n > 1:  # Engine.schedule(r.service / n, self._bulk_start, r), inline (the same entry)
+            engine = self.engine
+            _heappush(engine._heap, [engine.now + r.service / n, 0, next(engine._seq), self._bulk_start, (r,)])
 
     def _bulk_start(self, r: Req) -> None:
         if r.part != 0:  # a zero-length prefill already sent everything
@@ -59,8 +64,7 @@ class KvPath:
         self.decode.ready(r)
 
     def _link_done(self, r: Req) -> None:
-        link = self.link
-        del link.started_at[r], link.completed_at[r], link.size_bytes[r]  # keep memory flat
+        link = self.link  # a lean link (records=False): nothing per transfer to drop
         part = r.part
         if part == LAST:
             self.link_done += 1

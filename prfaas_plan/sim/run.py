@@ -45,6 +45,7 @@ Model (DESIGN.md "Latency"; PAPER.md sections 2-4):
 
 from __future__ import annotations
 
+import heapq
 import math
 import time
 from collections.abc import Callable
@@ -67,6 +68,7 @@ from prfaas_plan.specs.system import ControlConfig, SystemConfig
 
 __all__ = ["Saturation", "SimResult", "check_bounds", "simulate"]
 
+_heappush = heapq.heappush
 _STEP = 20_000  # events between progress reports
 _SERIES_POINTS = 500  # link utilisation series: about this many windows over the run
 _TIE = 0.001  # saturation: stages within 0.1% of the lowest rate tie; the most upstream one is named
@@ -105,7 +107,8 @@ class _Run(KvPath):
             self.thr = -math.inf
         self.decode = DecodeSlots(engine, system.n_d * system.bs_max, self._admit)
         self.link = SharedLink(engine, system.link_bytes_per_s, self._link_done,
-                               window_s=replay["window_s"] if replay else max(1.0, src.horizon_s / _SERIES_POINTS))
+                               window_s=replay["window_s"] if replay else max(1.0, src.horizon_s / _SERIES_POINTS),
+                               records=False)
         self.n_layers = system.n_layers if system.pipelining and system.n_layers > 1 else 1
         self.monitor = None
         if control is not None and control.max_link_utilization is not None and 0 < self.thr < math.inf:
@@ -134,18 +137,22 @@ class _Run(KvPath):
         self.seen: list[tuple[float, float, bool, float]] = []
         self.thr_at: dict[int, float] = {}
         self._thr_now = self.thr
+        self._arrive = self.arrive
+        # the routing rule: with no router and no monitor it is l > t alone (``_route``'s first test)
+        self._route_fn = self._route if self.router is not None or self.monitor is not None else self.thr.__lt__
 
     # ------------------------------------------------------------------ arrivals and routing
     def arrive(self) -> None:
         src = self.src
-        now = self.engine.now
+        engine = self.engine
+        now = engine.now
         i = self.arrived
         measured = src.measured(i, now)
         if measured:
             if not self.snaps:
                 self.snaps.append(self._snapshot())
             self.n_measured += 1
-        off, l, service, kv, hold, prefetch = src.request(i, self._route, measured)
+        off, l, service, kv, hold, prefetch = src.request(i, self._route_fn, measured)
         r = Req(i, now, l, off, service, kv, hold, measured)
         if self.router is not None:
             self.thr_at[i] = self._thr_now
@@ -165,8 +172,8 @@ class _Run(KvPath):
         if nxt is None:
             self.done_arriving = True
             self.snaps.append(self._snapshot())
-        else:
-            self.engine.schedule_at(nxt, self.arrive)
+        else:  # engine.schedule_at(nxt, self.arrive), inline (the same entry; arrivals never go back)
+            _heappush(engine._heap, [float(nxt), 0, next(engine._seq), self._arrive, ()])
 
     def _route(self, l: float) -> bool:
         thr = self.thr

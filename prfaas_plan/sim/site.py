@@ -66,7 +66,7 @@ class Site(KvPath):
         if self.pool_l is None:
             self.thr = -math.inf
         self.decode = DecodeSlots(engine, system.n_d * system.bs_max, self._admit)
-        self.link = SharedLink(engine, system.link_bytes_per_s, self._link_done, window_s=window_s)
+        self.link = SharedLink(engine, system.link_bytes_per_s, self._link_done, window_s=window_s, records=False)
         self.n_layers = system.n_layers if system.pipelining and system.n_layers > 1 else 1
         self.hist = Hist()
         self.hist_path = {"prfaas": Hist(), "local": Hist()}

@@ -20,6 +20,9 @@ from numpy.typing import NDArray
 
 from prfaas_plan.sim.engine import Engine, EventHandle
 
+_heappush = heapq.heappush
+_heappop = heapq.heappop
+
 __all__ = ["FifoServers", "SharedLink", "feed_arrivals", "gamma_arrivals", "poisson_arrivals"]
 
 OnDone = Callable[[Hashable], Any] | None
@@ -181,6 +184,7 @@ class SharedLink:
     bandwidth then), ``bytes_carried``; with ``window_s`` set, bytes per fixed window for plots
     (:meth:`utilisation_series`). ``set_bandwidth`` changes the rate from now on (a replayed
     bandwidth series); at 0 the link is down: transfers in flight wait, no event is scheduled.
+    ``records`` False keeps no per-transfer dicts (the lean simulator's memory stays flat).
     """
 
     def __init__(
@@ -190,6 +194,7 @@ class SharedLink:
         on_done: OnDone = None,
         *,
         window_s: float | None = None,
+        records: bool = True,
     ) -> None:
         if not bandwidth_bytes_per_s > 0:
             raise ValueError(f"bandwidth must be > 0 bytes/s, got {bandwidth_bytes_per_s!r}")
@@ -200,6 +205,7 @@ class SharedLink:
         self.bandwidth = float(bandwidth_bytes_per_s)
         self.on_done = on_done
         self.window_s = window_s
+        self.records = records
         self.started_at: dict[Hashable, float] = {}
         self.completed_at: dict[Hashable, float] = {}
         self.size_bytes: dict[Hashable, float] = {}
@@ -252,11 +258,26 @@ class SharedLink:
         if dt <= 0:
             return
         if self._active:
-            self._virtual += dt * self.bandwidth / len(self._active)
+            bw = self.bandwidth
+            self._virtual += dt * bw / len(self._active)
             self.busy_time += dt
-            self._bytes += dt * self.bandwidth
-            if self.window_s is not None:
-                self._add_to_windows(self._last_t, now)
+            self._bytes += dt * bw
+            w = self.window_s
+            if w is not None:
+                # the one-window case of _add_to_windows inline (the same operations, so the same sums)
+                t_from, t0 = self._last_t, self._t0
+                k = int((t_from - t0) // w)
+                if k == int((now - t0) // w) and k < len(self._window_bytes):
+                    lo = t0 + k * w
+                    if t_from > lo:
+                        lo = t_from
+                    hi = t0 + (k + 1) * w
+                    if now < hi:
+                        hi = now
+                    if hi > lo:
+                        self._window_bytes[k] += (hi - lo) * bw
+                else:
+                    self._add_to_windows(t_from, now)
         self._last_t = now
 
     def _add_to_windows(self, t_from: float, t_to: float) -> None:
@@ -274,13 +295,20 @@ class SharedLink:
                 windows[k] += (hi - lo) * self.bandwidth
 
     def _reschedule(self) -> None:
-        if self._next_event is not None:
-            Engine.cancel(self._next_event)
+        pending = self._next_event
+        if pending is not None:  # Engine.cancel, inline
+            pending[3] = None
+            pending[4] = ()
             self._next_event = None
-        if self._active and self.bandwidth > 0:
-            tag = self._active[0][0]
-            delay = max(0.0, (tag - self._virtual) * len(self._active) / self.bandwidth)
-            self._next_event = self.engine.schedule(delay, self._complete, tag)
+        active = self._active
+        if active and self.bandwidth > 0:
+            tag = active[0][0]
+            delay = max(0.0, (tag - self._virtual) * len(active) / self.bandwidth)
+            engine = self.engine
+            # Engine.schedule without its check (delay >= 0 here): the same entry
+            entry = [engine.now + delay, 0, next(engine._seq), self._complete, (tag,)]
+            _heappush(engine._heap, entry)
+            self._next_event = entry
 
     def submit(self, job_id: Hashable, n_bytes: float) -> None:
         """Start a transfer of ``n_bytes`` now (``n_bytes >= 0``; 0 completes at once, as an event)."""
@@ -288,29 +316,38 @@ class SharedLink:
             raise ValueError(f"transfer size must be >= 0 bytes, got {n_bytes!r}")
         n_bytes = float(n_bytes)
         now = self.engine.now
-        self._advance(now)
-        self.started_at[job_id] = now
-        self.size_bytes[job_id] = n_bytes
-        heapq.heappush(self._active, (self._virtual + n_bytes, self._seq, job_id))
+        if now > self._last_t:
+            self._advance(now)
+        if self.records:
+            self.started_at[job_id] = now
+            self.size_bytes[job_id] = n_bytes
+        _heappush(self._active, (self._virtual + n_bytes, self._seq, job_id))
         self._seq += 1
         self._reschedule()
 
     def _complete(self, tag: float) -> None:
         now = self.engine.now
-        self._advance(now)
+        if now > self._last_t:
+            self._advance(now)
         # Snap V to the tag this event was computed for, so rounding in V never strands a
         # transfer; every transfer with the same tag (equal transfers started together) ends now.
-        self._virtual = max(self._virtual, tag)
+        if tag > self._virtual:
+            self._virtual = tag
         self._next_event = None
+        active = self._active
+        virtual = self._virtual
         done: list[Hashable] = []
-        while self._active and self._active[0][0] <= self._virtual:
-            done.append(heapq.heappop(self._active)[2])
-        for job_id in done:
-            self.completed_at[job_id] = now
+        while active and active[0][0] <= virtual:
+            done.append(_heappop(active)[2])
+        if self.records:
+            completed = self.completed_at
+            for j in done:
+                completed[j] = now
         self._reschedule()
-        if self.on_done is not None:
-            for job_id in done:
-                self.on_done(job_id)
+        on_done = self.on_done
+        if on_done is not None:
+            for j in done:
+                on_done(j)
 
     def utilisation(self) -> float:
         """Busy fraction of the time since creation (= bytes carried / (bandwidth x elapsed))."""
