@@ -302,3 +302,17 @@ def test_help_has_the_example():
     res = runner.invoke(app, ["report", "--help"])
     assert res.exit_code == 0
     assert "Example: prfaas-plan report -o report.html" in res.stdout
+
+
+def test_a_trace_in_another_format_reaches_the_page_and_its_command(tmp_path):
+    out = tmp_path / "r.html"
+    trace = "tests/fixtures/traces/burstgpt.csv"
+    res = runner.invoke(app, ["report", "--trace", trace, "--trace-format", "burstgpt", "--model-filter", "GPT-4",
+                              "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    text = out.read_text()
+    assert f"{Path(trace).resolve()} (format burstgpt, model filter GPT-4)" in text or \
+        f"{trace} (format burstgpt, model filter GPT-4)" in text
+    assert shlex.join(["--trace-format", "burstgpt", "--model-filter", "GPT-4"]) in text
+    bad = runner.invoke(app, ["report", "--trace", trace, "--trace-format", "parquet", "-o", str(out)])
+    assert bad.exit_code == 2 and "--trace-format" in bad.output

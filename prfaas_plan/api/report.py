@@ -95,7 +95,7 @@ def ttft_cdf(sc: ScenarioSpec, rate_rps: float, load: float, *, points: int = 12
 
 
 def report(ref: str | None, catalog: Any, *, overrides: list[str] | None = None, method: str | None = None,
-           trace: str | None = None, simulate: bool = False, command: str = "",
+           trace: Any = None, simulate: bool = False, command: str = "",
            ready: Callable[[str, Any], None] | None = None) -> ReportData:
     """Run what the report shows (see the module docstring); each part's wall time in ``timings_s``.
 
@@ -153,7 +153,8 @@ def report(ref: str | None, catalog: Any, *, overrides: list[str] | None = None,
             out["degrade"] = clock("degrade", api_degrade.degrade, ref, catalog, overrides=overrides, method=method)
         except (SpecError, InfeasibleError) as exc:
             notes.setdefault("robustness", []).append(f"degrade: {exc}")
-    return ReportData(scenario=sc, command=command, version=__version__, overrides=tuple(overrides), trace=trace,
+    return ReportData(scenario=sc, command=command, version=__version__, overrides=tuple(overrides),
+                      trace=_trace_text(trace),
                       plan=plan.result, plan_payload=plan.payload, figure5=fig5, sweeps=tuple(sweeps),
                       latency=latency, latency_payload=latency_payload, latency_load=LATENCY_LOAD, cdf=cdf,
                       model=model, kv_rate=kv_rate, notes=notes, timings_s=clock.times, **out)
@@ -218,3 +219,12 @@ def _simulate(sc: ScenarioSpec, clock: _Clock, notes: dict[str, list[str]]) -> d
     typed = run if sc.multi_site else run.result
     requests = typed.requests if sc.workload.trace is None else None  # None: the whole trace
     return {"simulation": run, "simulation_payload": payload, "simulation_requests": requests}
+
+
+def _trace_text(trace: Any) -> str | None:
+    """The trace options as the page names them: the file, and a forced format or model filter."""
+    if trace is None or isinstance(trace, str):
+        return trace
+    extra = [f"{k} {v}" for k, v in (("format", trace.format), ("model filter", trace.model_filter)) if v]
+    return f"{trace.file or 'the scenario trace'}" + (f" ({', '.join(extra)})" if extra else "")
+

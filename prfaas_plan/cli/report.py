@@ -10,7 +10,16 @@ import typer
 
 from prfaas_plan.cli.app import app
 from prfaas_plan.cli.options import CatalogOpt, catalog_from, output_check, write_text
-from prfaas_plan.cli.plan import MethodOpt, ScenarioArg, SetOpt, TraceOpt, _method
+from prfaas_plan.cli.plan import (
+    MethodOpt,
+    ModelFilterOpt,
+    ScenarioArg,
+    SetOpt,
+    TraceFormatOpt,
+    TraceOpt,
+    _method,
+    trace_arg,
+)
 from prfaas_plan.errors import SpecError
 
 _SUFFIXES = (".html", ".htm")
@@ -27,13 +36,16 @@ OutputOpt = Annotated[Path, typer.Option("--output", "-o", help="Write the repor
 
 
 def command_line(scenario: str | None, set_: list[str] | None, method: str | None, trace: Path | None,
-                 simulate: bool, catalog: list[Path] | None, output: Path) -> str:
+                 simulate: bool, catalog: list[Path] | None, output: Path, trace_format: str | None = None,
+                 model_filter: str | None = None) -> str:
     """The shell command that writes this report again, with the options as given."""
     argv = ["prfaas-plan", "report", *([scenario] if scenario is not None else [])]
     for item in set_ or []:
         argv += ["--set", item]
     argv += ["--method", method] if method is not None else []
     argv += ["--trace", str(trace)] if trace is not None else []
+    argv += ["--trace-format", trace_format] if trace_format is not None else []
+    argv += ["--model-filter", model_filter] if model_filter is not None else []
     argv += ["--simulate"] if simulate else []
     for folder in catalog or []:
         argv += ["--catalog", str(folder)]
@@ -47,6 +59,8 @@ def report(
     set_: SetOpt = None,
     method: MethodOpt = None,
     trace: TraceOpt = None,
+    trace_format: TraceFormatOpt = None,
+    model_filter: ModelFilterOpt = None,
     simulate: Annotated[bool, typer.Option("--simulate", help="Add the simulated TTFT (simulate at its defaults: "
                                            "load 0.8, 20,000 requests a system); off by default")] = False,
     catalog: CatalogOpt = None,
@@ -61,13 +75,14 @@ def report(
     """
     from prfaas_plan.report.html_figures import Figures
 
-    cmd = command_line(scenario, set_, method, trace, simulate, catalog, output)
+    chosen = trace_arg(trace, trace_format, model_filter)
+    cmd = command_line(scenario, set_, method, trace, simulate, catalog, output, trace_format, model_filter)
     with Figures() as figures:  # a second process, started first, draws the figures while the rest computes
         from prfaas_plan.api.report import report as report_
         from prfaas_plan.report.html import render
 
         data = report_(scenario, catalog_from(catalog), overrides=set_, method=_method(method),
-                       trace=str(trace) if trace else None, simulate=simulate, command=cmd, ready=figures.offer)
+                       trace=chosen, simulate=simulate, command=cmd, ready=figures.offer)
         html = render(data, figures)
     write_text(output, html, "--output")
     typer.echo(f"wrote {output}", err=True)
