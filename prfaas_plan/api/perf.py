@@ -11,11 +11,9 @@ import numpy as np
 
 from prfaas_plan import units
 from prfaas_plan.api.inputs import default_lengths, instance, require_context
-from prfaas_plan.core import calibrate as cal
 from prfaas_plan.core import decode, prefill
 from prfaas_plan.errors import SpecError
 from prfaas_plan.io.load import Catalog, load_gpu, load_model
-from prfaas_plan.io.measurements import overlay_mapping, overlay_yaml, read_measurements
 from prfaas_plan.specs.hardware import Efficiency, GpuSpec
 
 # `--hold` keys, as the hardware YAML's efficiency block spells them -> Efficiency field, scale to SI
@@ -120,6 +118,9 @@ def _hold_text(hold: Mapping[str, float]) -> str:
 def calibrate(csv_path: str, *, hardware: str, gpus: int, catalog: Catalog, hold: Mapping[str, float] | None = None,
               today: dt.date | None = None) -> dict[str, Any]:
     """Fit ``hardware``'s efficiency factors to a measurement CSV (see ``io.measurements``)."""
+    from prfaas_plan.core import calibrate as cal  # here: only calibrate fits (optimize imports gpu_lookup)
+    from prfaas_plan.io.measurements import overlay_mapping, overlay_yaml, read_measurements
+
     inst = instance(hardware, gpus, catalog)
     rows = read_measurements(csv_path, lambda name: load_model(name, catalog))
     name = Path(csv_path).name

@@ -33,6 +33,8 @@ ModelFilterOpt = Annotated[str | None, typer.Option(
 def trace_arg(trace: Path | None, trace_format: str | None, model_filter: str | None):
     """What the three trace options give, for ``load_scenario(trace=...)``: None, the file, or a
     ``TraceChoice``; an unknown format is refused here, naming the option."""
+    if trace_format is None and model_filter is None:  # the usual case: no reader imported here
+        return str(trace) if trace else None
     from prfaas_plan.errors import SpecError
     from prfaas_plan.io.scenario import TraceChoice
     from prfaas_plan.io.trace import FORMAT_CHOICES
@@ -40,8 +42,6 @@ def trace_arg(trace: Path | None, trace_format: str | None, model_filter: str | 
     if trace_format is not None and trace_format not in FORMAT_CHOICES:
         raise SpecError(f"unknown trace format {trace_format!r} (use one of {', '.join(FORMAT_CHOICES)})",
                         field="--trace-format")
-    if trace_format is None and model_filter is None:
-        return str(trace) if trace else None
     return TraceChoice(file=str(trace) if trace else None, format=trace_format, model_filter=model_filter)
 
 

@@ -1,4 +1,9 @@
-"""Continuous length distributions on [lo, hi]: truncated log-normal, gamma, uniform."""
+"""Continuous length distributions on [lo, hi]: truncated log-normal, gamma, uniform.
+
+scipy.special (the normal and incomplete-gamma functions) is imported where it is used, not
+here: it costs a quarter of a second, more than a whole `kv-rate`, and a uniform, fixed or
+empirical workload, or a spec loaded from the cache before any length is asked, needs none of it.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.special import gammainc, gammaincc, gammainccinv, gammaincinv, log_ndtr, ndtr, ndtri, ndtri_exp
 
 from prfaas_plan.core.lengths.base import (
     FloatOrArray,
@@ -34,6 +38,8 @@ _TINY_MASS = 1e-200  # below this, masses may be subnormal: one node at the cond
 
 def _log_ndtr_diff(x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
     """log(Phi(y) - Phi(x)) for x <= y, accurate in both tails (-inf when x == y)."""
+    from scipy.special import log_ndtr  # here, as in every method below: see the module docstring
+
     right = x > 0  # both in the upper tail: Phi(y) - Phi(x) = Phi(-x) - Phi(-y)
     with np.errstate(all="ignore"):
         big = log_ndtr(np.where(right, -x, y))
@@ -268,6 +274,8 @@ class TruncatedLogNormal(_Continuous):
         return np.clip(m, a, b)
 
     def _ppf(self, q):
+        from scipy.special import log_ndtr, ndtr, ndtri, ndtri_exp
+
         q = np.asarray(q, dtype=np.float64)
         za, zb = self._zeta(np.array(self.lo)), self._zeta(np.array(self.hi))
         fa, fb, sa, sb = ndtr(za), ndtr(zb), ndtr(-za), ndtr(-zb)
@@ -315,6 +323,8 @@ class Gamma(_Continuous):
                             f"scale={self.scale})", field="workload.lo")
 
     def _raw_mass(self, a, b, k):
+        from scipy.special import gammainc, gammaincc
+
         xa, xb = a / self.scale, b / self.scale
         upper = gammainc(k, xa) > 0.5
         return np.where(upper, gammaincc(k, xa) - gammaincc(k, xb), gammainc(k, xb) - gammainc(k, xa))
@@ -340,6 +350,8 @@ class Gamma(_Continuous):
         return np.clip(m, a, b)
 
     def _ppf(self, q):
+        from scipy.special import gammainc, gammaincc, gammainccinv, gammaincinv
+
         q = np.asarray(q, dtype=np.float64)
         k, theta = self.shape, self.scale
         pa, pb = gammainc(k, self.lo / theta), gammainc(k, self.hi / theta)
