@@ -60,9 +60,11 @@ def _raw_azure(path: Path) -> dict:
 
 
 def _raw_burstgpt(path: Path) -> dict:
-    rows = [r for r in csv.DictReader(path.read_text().splitlines()) if int(float(r["Response tokens"])) > 0]
+    every = list(csv.DictReader(path.read_text().splitlines()))
+    rows = [r for r in every if int(float(r["Response tokens"])) > 0]  # 0 response tokens: a failed request
     return {"t": [float(r["Timestamp"]) for r in rows], "inp": [int(float(r["Request tokens"])) for r in rows],
-            "out": [int(float(r["Response tokens"])) for r in rows], "hashes": None}
+            "out": [int(float(r["Response tokens"])) for r in rows], "hashes": None,
+            "failed": len(every) - len(rows), "models": tuple(sorted({r["Model"] for r in every}))}
 
 
 SAMPLES = {  # file -> (format, its raw reader)
@@ -109,6 +111,7 @@ def test_stats_equal_a_hand_computation(path: Path) -> None:
     t, inp, out = np.array(raw["t"]), np.array(raw["inp"]), np.array(raw["out"])
     n = t.size
     assert (r.format, r.requests) == (fmt, n)
+    assert (r.failed_excluded, r.models) == (raw.get("failed", 0), raw.get("models", ()))
     assert r.span_s == pytest.approx(t.max() - t.min(), abs=1e-9)
     if r.span_s > 0:
         assert r.mean_rate_rps == pytest.approx((n - 1) / (t.max() - t.min()), rel=1e-9)
@@ -150,6 +153,9 @@ def test_bin_option_and_the_default_bin() -> None:
     assert r.bins.peak_to_mean == pytest.approx(full.max() / r.mean_rate_rps)
     assert default_bin_s(1022.025) == 20 and default_bin_s(3600) == 60 and default_bin_s(86.79) == 2
     assert default_bin_s(90 * 86400) == 2 * 86400
+    long = trace_stats(M300, bin="1h")  # one partial bin: counts, but no binned rate (never NaN)
+    assert (long.bins.counts, long.bins.full_bins, long.bins.max_rps) == ((300,), 0, None)
+    json.dumps(trace_stats_json(long), allow_nan=False)
 
 
 def test_cache_sizes_in_tokens_and_gib() -> None:
