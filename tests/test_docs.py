@@ -11,7 +11,8 @@ from tests.conftest import ROOT
 runner = CliRunner()
 README = (ROOT / "README.md").read_text()
 COMMANDS = ["models", "hardware", "model show", "model import", "kv-rate", "optimize", "size", "sweep", "latency",
-            "degrade", "simulate", "replay", "perf", "calibrate", "thresholds"]
+            "degrade", "simulate", "replay", "perf", "calibrate", "thresholds", "report", "trace stats", "study",
+            "study-report"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -259,3 +259,23 @@ def test_the_bundled_fleet_study_is_216_points_that_all_plan(tmp_path):
         r = w.row(p)
         assert r["status"] == "ok", r
         assert r["lambda_max_rps"] > 0 and r["homogeneous_lambda_max_rps"] > 0
+
+
+def test_the_fleet_studys_readme_frontier_holds_where_it_crosses():
+    """README: with B200 in front of H200, internal-1t pays from 25 Gbps, Qwen3.5-397B from 100 Gbps,
+    MiniMax-M2.5 only at 400 Gbps; the tier below each does not pay."""
+    from tests.conftest import ROOT
+
+    st_, _ = load_study(ROOT / "scenarios" / "studies" / "fleet.yaml")
+    w = api_study.Worker(st_)
+    want = {("internal-1t", "10Gbps"): False, ("internal-1t", "25Gbps"): True,
+            ("Qwen3.5-397B-A17B", "25Gbps"): False, ("Qwen3.5-397B-A17B", "100Gbps"): True,
+            ("MiniMax-M2.5", "100Gbps"): False, ("MiniMax-M2.5", "400Gbps"): True}
+    seen = {}
+    for p in st_.points():
+        v = dict(p.values)
+        key = (v["model"], v["link.bandwidth"])
+        if key in want and v["clusters.prfaas.hardware"] == "B200" and v["clusters.local.hardware"] == "H200" \
+                and p.labels[2] == "paper":
+            seen[key] = w.row(p)["prfaas_vs_homogeneous"] > 1.001
+    assert seen == want
