@@ -279,3 +279,42 @@ def test_the_fleet_studys_readme_frontier_holds_where_it_crosses():
                 and p.labels[2] == "paper":
             seen[key] = w.row(p)["prfaas_vs_homogeneous"] > 1.001
     assert seen == want
+
+
+@pytest.mark.parametrize(("command", "options", "column"), [
+    ("size", "options: {demand: 3rps}", "cost_per_hour"),
+    ("latency", "options: {load: 0.7}", "ttft_p90_s"),
+    ("simulate", "options: {load: 0.7, requests: 2000}", "ttft_p90_s"),
+])
+def test_each_command_fills_its_columns_as_the_command_prints_them(tmp_path, command, options, column):
+    import json
+
+    study = _write(tmp_path, f"scenario: paper-case-study\ncommand: {command}\n{options}\n"
+                             "axes:\n  link.bandwidth: [10Gbps, 100Gbps]\n")
+    out = tmp_path / "r.parquet"
+    assert runner.invoke(app, ["study", str(study), "-o", str(out)]).exit_code == 0
+    rows = _rows(out)
+    extra = {"size": ["--demand", "3rps"], "latency": ["--load", "0.7"],
+             "simulate": ["--load", "0.7", "--requests", "2000"]}[command]
+    for r in rows:
+        assert r["status"] == "ok", r
+        res = runner.invoke(app, [command, "--set", f"link.bandwidth={r['link.bandwidth']}", *extra, "--format",
+                                  "json"])
+        d = json.loads(res.stdout)
+        want = d["best"]["cost"]["per_hour"] if command == "size" else d["systems"]["prfaas"][column]
+        assert r[column] == want
+
+
+def test_a_topology_row_names_its_busiest_link_and_each_site(tmp_path):
+    study = _write(tmp_path, "scenario: two-regions\naxes:\n  links[0].bandwidth: [10Gbps, 100Gbps]\n")
+    out = tmp_path / "r.parquet"
+    assert runner.invoke(app, ["study", str(study), "-o", str(out)]).exit_code == 0
+    from prfaas_plan.api import topology
+
+    for r in _rows(out):
+        bw = r["links[0].bandwidth"]
+        sc = load_scenario("two-regions", Catalog.default(), overrides=[f"links[0].bandwidth={bw}"])
+        b = topology.plan(sc, methods=(sc.search.method,)).payload["best"]
+        assert r["lambda_max_rps"] == b["lambda_max_rps"]
+        assert r["link_utilization"] == max(lk["utilization"] for lk in b["links"].values())
+        assert r["splits"].startswith("region-a t=") and "; region-b t=" in r["splits"]

@@ -52,8 +52,8 @@ def optimize_row(sc: ScenarioSpec) -> dict[str, Any]:
     if sc.multi_site:
         p = topology.plan(sc, methods=method).payload
         b = p["best"]
-        util = [lk.get("link_utilization") for lk in (b.get("links") or {}).values()
-                if isinstance(lk, dict) and lk.get("link_utilization") is not None]
+        util = [lk.get("utilization") for lk in (b.get("links") or {}).values()
+                if isinstance(lk, dict) and lk.get("utilization") is not None]  # the busiest link
         return {"lambda_max_rps": b["lambda_max_rps"], "binding": b["binding"], "n_prfaas": b["n_prfaas"],
                 "link_utilization": max(util) if util else None,
                 "homogeneous_lambda_max_rps": p["baselines"]["homogeneous"]["lambda_max_rps"],
