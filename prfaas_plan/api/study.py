@@ -128,6 +128,8 @@ def _placed(exc: SpecError, study: Study) -> SpecError:
         return SpecError(exc.message, source=study.source, field=field.replace(" ", ".", 1))
     if exc.source is None and field == "SCENARIO":
         return SpecError(exc.message, source=study.source, field="scenario")
+    if study.scenario is not None and exc.source == study.scenario and not field:  # the file it names
+        return SpecError(f"{study.scenario}: {exc.message}", source=study.source, field="scenario")
     return exc
 
 

@@ -11,6 +11,7 @@ refused, never mixed in. pyarrow is imported only here and only when a study wri
 
 from __future__ import annotations
 
+import math
 import os
 import shutil
 from pathlib import Path
@@ -20,6 +21,7 @@ from prfaas_plan.errors import SpecError
 from prfaas_plan.io.files import os_reason
 
 SUFFIXES = (".parquet", ".csv")
+STATUS = ("ok", "infeasible", "error")  # a point's outcome (api.study)
 _KEY = b"prfaas-plan.study"
 
 
@@ -133,9 +135,26 @@ def read(path: Path) -> list[dict[str, Any]]:
             import pyarrow.parquet as pq
 
             tbl = pq.read_table(path)
-    except Exception as exc:  # pyarrow's own words: not Parquet, a torn file, a bad CSV
-        raise SpecError(f"not a study's results: {str(exc).splitlines()[0]}", source=str(path)) from None
-    missing = [c for c in ("point", "status") if c not in tbl.column_names]
+        names = tbl.column_names
+        rows = tbl.to_pylist()
+    except Exception as exc:  # pyarrow's own words: not Parquet, a torn file, a bad CSV, names not UTF-8
+        reason = str(exc).splitlines()[0] if str(exc).strip() else "unreadable"
+        raise SpecError(f"not a study's results: {reason}", source=str(path)) from None
+    missing = [c for c in ("point", "status") if c not in names]
     if missing:
         raise SpecError(f"not a study's results: no column {missing[0]!r}", source=str(path))
-    return tbl.to_pylist()
+    csv = path.suffix.lower() == ".csv"
+    for i, row in enumerate(rows):
+        where = f"line {i + 2}" if csv else f"row {i + 1}"  # a CSV's header is line 1
+        point, status = row["point"], row["status"]
+        if isinstance(point, bool) or not isinstance(point, int) or point < 0:
+            raise SpecError(f"not a study's results: point {point!r} is not a whole number >= 0", source=str(path),
+                            field=f"{where}, column point")
+        if status not in STATUS:
+            raise SpecError(f"not a study's results: status {status!r} is not one of {', '.join(STATUS)}",
+                            source=str(path), field=f"{where}, column status")
+        for k, v in row.items():
+            if isinstance(v, float) and not math.isfinite(v):
+                raise SpecError(f"not a study's results: {v} is not a finite number", source=str(path),
+                                field=f"{where}, column {k}")
+    return rows
