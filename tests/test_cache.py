@@ -1,6 +1,7 @@
 """The validated-spec cache: same answer as validation, never stale, optional."""
 
 import os
+import pickle
 import shutil
 import time
 
@@ -62,3 +63,135 @@ def test_off_in_any_case_turns_the_cache_off(tmp_path, monkeypatch, value):
     monkeypatch.setenv("PRFAAS_PLAN_CACHE", value)
     assert load_model("internal-1t").name == "internal-1t"
     assert list(tmp_path.iterdir()) == []  # no folder named "OFF" made
+
+
+# ----------------------------------------------------------------------------- whole scenarios
+
+def _scenario_entries(folder):
+    return [p for p in folder.iterdir() if p.stat().st_size > 10_000]  # a catalog spec's entry is < 1 KB
+
+
+@pytest.mark.parametrize(("ref", "overrides"), [(None, []), ("two-regions", []), ("qwen35-b200-h200", []),
+                                                (None, ["link.bandwidth=10Gbps", "search.method=exact"])])
+def test_a_cached_scenario_is_the_one_a_cold_load_gives(tmp_path, monkeypatch, ref, overrides):
+    from prfaas_plan.io import scenario
+    from prfaas_plan.io.load import Catalog
+
+    monkeypatch.setenv("PRFAAS_PLAN_CACHE", "off")
+    cold = scenario.load_scenario(ref, Catalog.default(), overrides=overrides)
+    monkeypatch.setenv("PRFAAS_PLAN_CACHE", str(tmp_path / "cache"))
+    first = scenario.load_scenario(ref, Catalog.default(), overrides=overrides)
+    assert len(_scenario_entries(tmp_path / "cache")) == 1
+
+    def no_build(*args):
+        raise AssertionError("built again")
+
+    monkeypatch.setattr(scenario, "_validated", no_build)
+    warm = scenario.load_scenario(ref, Catalog.default(), overrides=overrides)
+    assert warm == cold == first and warm is not first
+    assert pickle.dumps(warm) == pickle.dumps(cold) == pickle.dumps(first)  # every field, grids and all
+    grid, cold_grid = warm.workload.lengths._grid, cold.workload.lengths._grid
+    for name in ("edges", "masses", "nodes", "head_mass", "tail_mass"):
+        assert getattr(grid, name).tobytes() == getattr(cold_grid, name).tobytes()
+
+
+def _catalog(tmp_path):
+    root = tmp_path / "catalog"
+    shutil.copytree(PACKAGED_CATALOG, root)
+    return root
+
+
+def _edit(path, old, new):
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+    os.utime(path, ns=(time.time_ns(), time.time_ns() + 1_000_000))  # the catalog specs' cache goes by mtime
+
+
+def test_what_a_scenario_reads_decides_a_hit(tmp_path, monkeypatch):
+    """Editing the scenario, a catalog entry it names, a CSV it reads, adding a file that shadows
+    a name, or another --set value: each is seen; the same inputs again are a hit."""
+    from prfaas_plan.io import scenario
+    from prfaas_plan.io.load import Catalog
+
+    monkeypatch.setenv("PRFAAS_PLAN_CACHE", str(tmp_path / "cache"))
+    root = _catalog(tmp_path)
+    catalog = Catalog((root,))
+    path = root / "scenarios" / "paper-case-study.yaml"
+    builds = []
+    real = scenario._validated
+    monkeypatch.setattr(scenario, "_validated", lambda *a: builds.append(1) or real(*a))
+
+    def load(*overrides):
+        return scenario.load_scenario(str(path), catalog, overrides=list(overrides))
+
+    base = load()
+    assert load() == base and len(builds) == 1
+    assert load("link.bandwidth=10Gbps").link != base.link and len(builds) == 2
+    assert load() == base and len(builds) == 3  # one entry per scenario file: the last options win
+    assert load() == base and len(builds) == 3
+
+    model_file = next(f for f in (root / "models").iterdir() if f"name: {base.model.name}\n" in f.read_text())
+    _edit(model_file, f"vocab_size: {base.model.vocab_size}", "vocab_size: 1000")
+    assert load().model.vocab_size == 1000 and len(builds) == 4
+
+    gpu = base.prfaas.instance.gpu
+    hw_file = next(f for f in (root / "hardware").iterdir() if f"name: {gpu.name}\n" in f.read_text())
+    peak = f"{gpu.name} peak"
+    _edit(hw_file, f"name: {gpu.name}\n", f"name: {gpu.name}\n# {peak}\n")  # a comment: same spec, a rebuild
+    assert load() == load() and len(builds) == 5
+
+    _edit(path, "decode_tokens_per_s: 40", "decode_tokens_per_s: 25")
+    assert load().decode_tokens_per_s == 25 and len(builds) == 6
+
+    csv = tmp_path / "lengths.csv"
+    csv.write_text("length\n1000\n2000\n")
+    empirical = f"workload.input={{kind: empirical, file: {csv}}}"
+    assert load(empirical).workload.lengths.mean == 1500 and len(builds) == 7
+    csv.write_text("length\n3000\n4000\n")  # same size, maybe the same mtime tick: read by content
+    assert load(empirical).workload.lengths.mean == 3500 and len(builds) == 8
+    assert load(empirical).workload.lengths.mean == 3500 and len(builds) == 8
+
+    (root / "hardware" / "zz-copy.yaml").write_text(hw_file.read_text())
+    load(empirical)
+    assert len(builds) == 9  # a file added to a folder searched for a name
+
+
+def test_a_warm_command_imports_no_pydantic_and_prints_the_same(tmp_path):
+    """Run 1 validates; runs 2 and 3 load the spec from the cache without pydantic and print the
+    same bytes (timings aside)."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.test_golden import _leaves, _timing
+
+    probe = ("import atexit, sys; atexit.register(lambda: sys.stderr.write(repr(sorted({m.split('.')[0] for m in "
+             "sys.modules} & {'pydantic'})))); sys.argv[0] = 'prfaas-plan'; "
+             "from prfaas_plan.cli import main; main()")
+    env = {**os.environ, "PRFAAS_PLAN_CACHE": str(tmp_path / "cache")}
+    cases = ((["optimize", "--format", "json"], "['pydantic']"), (["optimize", "two-regions", "--format", "json"],
+             "['pydantic']"), (["optimize"], "[]"))  # the table after the JSON: the same scenario
+    for args, first in cases:
+        runs = [subprocess.run([sys.executable, "-c", probe, *args], env=env, capture_output=True, text=True,
+                               check=True) for _ in range(3)]
+        assert [r.stderr for r in runs] == [first, "[]", "[]"], args
+        if "json" in args:
+            first, *rest = ({k: v for k, v in _leaves(json.loads(r.stdout)) if not _timing(k)} for r in runs)
+            assert all(r == first for r in rest)
+        else:
+            assert runs[0].stdout == runs[1].stdout == runs[2].stdout
+    env["PRFAAS_PLAN_CACHE"] = "off"
+    off = subprocess.run([sys.executable, "-c", probe, "optimize"], env=env, capture_output=True, text=True, check=True)
+    assert off.stdout == runs[0].stdout
+
+
+def test_a_large_load_is_not_kept(tmp_path, monkeypatch):
+    from prfaas_plan.io import cache
+
+    monkeypatch.setenv("PRFAAS_PLAN_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache, "MAX_ENTRY_BYTES", 1000)
+    assert cache.cached_load("test", "here", "k", lambda: b"x" * 2000) == b"x" * 2000
+    assert list((tmp_path / "cache").iterdir()) == []
+    assert cache.cached_load("test", "here", "k", lambda: b"small") == b"small"
+    assert cache.cached_load("test", "here", "k", lambda: b"other") == b"small"

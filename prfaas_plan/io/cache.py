@@ -9,19 +9,31 @@ PRFAAS_PLAN_CACHE=off (any case) turns it off. A folder named in $PRFAAS_PLAN_CA
 used (a file, cannot be made, not writable) is an error (exit code 2), never silently ignored; the
 default folder is best effort: if it cannot be used, the command runs without a cache. A write
 that fails later (disk full) only loses that entry.
+
+``cached_load`` keeps a whole loaded scenario the same way, so that a command run again imports
+neither pydantic nor the scenario schema. Which files a scenario reads (catalog entries and the
+folders searched for them, traces, CSVs, bandwidth laws) is known only once it is loaded, so the
+loader reports each file it reads (``io.files.note``) and the entry records them with their
+stamps; a hit needs the same key (the mapping after the options, the working folder, the catalog
+folders), the same code and libraries, and every recorded file unchanged (small files by their
+content). ``write_back``, around a whole command, stores what the loaded scenario's length
+distributions were asked, so a run again needs no scipy either.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import pickle
+import stat
 from collections.abc import Callable, Sequence
+from importlib.util import find_spec
 from pathlib import Path
 from typing import TypeVar
 
 from prfaas_plan.errors import SpecError
-from prfaas_plan.io.files import os_reason
+from prfaas_plan.io.files import note, os_reason, recording
 
 T = TypeVar("T")
 _CODE = ("io/schema.py", "io/load.py", "specs/model.py", "specs/hardware.py", "units.py")
@@ -66,6 +78,7 @@ def _stamp(path: Path) -> str:
 
 def cached(kind: str, files: Sequence[Path], build: Callable[[], T]) -> T:
     """``build()``, or its result from an earlier run over the same unchanged ``files``."""
+    note(*files)  # a hit reads none of them, but a scenario that holds the result depends on them
     folder = _folder()
     if folder is None:
         return build()
@@ -84,5 +97,94 @@ def cached(kind: str, files: Sequence[Path], build: Callable[[], T]) -> T:
         tmp.write_bytes(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
         tmp.replace(entry)
     except OSError:
+        pass
+    return value
+
+
+# ----------------------------------------------------------------------------- whole loads
+
+_LOAD_CODE = ("io", "specs", "core")  # every module that turns a mapping into specs (and pickles in them)
+_LIBRARIES = ("numpy", "scipy", "pydantic", "pydantic_core", "yaml")  # an upgrade may change what they compute
+_HASHED_BYTES = 1 << 20  # a recorded file up to this size is compared by content (mtimes tick coarsely)
+MAX_ENTRY_BYTES = 8 << 20  # a larger load (a trace's requests, a long series) is not kept: see cached_load
+
+
+def _dependency(path: str) -> str:
+    try:
+        st = os.stat(path)
+        if stat.S_ISDIR(st.st_mode):
+            return "folder:" + hashlib.sha256("\0".join(sorted(os.listdir(path))).encode()).hexdigest()
+        if st.st_size <= _HASHED_BYTES:
+            with open(path, "rb") as f:
+                return f"file:{hashlib.sha256(f.read()).hexdigest()}"
+    except OSError:
+        return "missing"
+    return f"file:{st.st_size}:{st.st_mtime_ns}"
+
+
+def _code() -> str:
+    """Stamps of the code a load runs (os.walk and os.stat: pathlib's resolve would cost more than
+    the whole hit) and of the libraries' ``__init__`` files, which an upgrade rewrites."""
+    files = [str(_PACKAGE / "units.py"), str(_PACKAGE / "errors.py")]
+    for d in _LOAD_CODE:
+        for folder, subfolders, names in os.walk(_PACKAGE / d):
+            subfolders[:] = sorted(f for f in subfolders if f != "__pycache__")
+            files += [os.path.join(folder, n) for n in sorted(names) if n.endswith(".py")]
+    for name in _LIBRARIES:
+        try:
+            spec = find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        files.append(spec.origin if spec is not None and spec.origin else name)
+    parts = []
+    for f in files:
+        try:
+            st = os.stat(f)
+            parts.append(f"{f}:{st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            parts.append(f"{f}:none")
+    return "|".join(parts)
+
+
+def _write(entry: Path, data: bytes) -> None:
+    tmp = entry.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    tmp.replace(entry)
+
+
+def cached_load(kind: str, place: str, key: str, build: Callable[[], T]) -> T:
+    """``build()``, or its result from an earlier run with the same ``key`` whose every file (as
+    ``build`` reported them to ``io.files.note``) is unchanged.
+
+    One entry per ``kind`` and ``place`` (a scenario file, the working folder, the catalog): a run
+    with other options replaces it rather than adding one, so the cache does not grow with every
+    ``--set`` value tried. A result that pickles to more than ``MAX_ENTRY_BYTES`` (a trace
+    workload's requests, a long bandwidth series) is not kept: it would copy a large input into
+    the cache, and its reading, not pydantic, is what such a load costs. Errors are never kept.
+    """
+    folder = _folder()
+    if folder is None:
+        return build()
+    code = _code()
+    entry = folder / (hashlib.sha256(f"{kind}|{place}".encode()).hexdigest()[:32] + ".pickle")
+    try:
+        data = entry.read_bytes()
+        f = io.BytesIO(data)
+        stored_key, stored_code, reads = pickle.load(f)
+        if stored_key == key and stored_code == code and all(_dependency(p) == s for p, s in reads):
+            value = pickle.load(f)
+            note(*(p for p, _ in reads))
+            return value
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+        pass
+    with recording() as reads:
+        value = build()
+    paths = list(dict.fromkeys(reads))
+    try:
+        body = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        if len(body) <= MAX_ENTRY_BYTES:
+            head = pickle.dumps((key, code, [(p, _dependency(p)) for p in paths]), protocol=pickle.HIGHEST_PROTOCOL)
+            _write(entry, head + body)
+    except (OSError, pickle.PicklingError, TypeError, AttributeError):
         pass
     return value

@@ -10,6 +10,8 @@ import csv
 import errno
 import os
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 
 from prfaas_plan.errors import SpecError
@@ -36,8 +38,35 @@ def os_reason(exc: OSError) -> str:
     return (exc.strerror or "input/output error").lower()
 
 
+_READS: ContextVar[list[str] | None] = ContextVar("prfaas_plan_reads", default=None)
+
+
+@contextmanager
+def recording() -> Iterator[list[str]]:
+    """The absolute paths ``note``d inside the block (also passed on to an enclosing recording):
+    what ``io.cache.cached_load`` must find unchanged to serve a load again."""
+    outer = _READS.get()
+    reads: list[str] = []
+    token = _READS.set(reads)
+    try:
+        yield reads
+    finally:
+        _READS.reset(token)
+        if outer is not None:
+            outer.extend(reads)
+
+
+def note(*paths: Path | str) -> None:
+    """Tell the recording in progress, if any, that what is being built depends on these files
+    (or folders, by their listing; or paths that do not exist, which must stay so)."""
+    reads = _READS.get()
+    if reads is not None:
+        reads.extend(os.path.abspath(p) for p in paths)
+
+
 def read_text(path: Path, encoding: str = "utf-8", *, source: str | None = None) -> str:
     """A file's text, or a SpecError naming the file: missing, a folder, unreadable, not text, empty."""
+    note(path)
     where = source or str(path)
     if path.is_dir():
         raise SpecError("is a folder, not a file", source=where)

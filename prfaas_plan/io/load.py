@@ -21,7 +21,7 @@ import yaml
 
 from prfaas_plan.errors import SpecError, kind_of
 from prfaas_plan.io.cache import cached
-from prfaas_plan.io.files import os_reason, read_text
+from prfaas_plan.io.files import note, os_reason, read_text
 from prfaas_plan.specs.hardware import REFERENCE_GPU, GpuSpec, inherit_efficiency
 from prfaas_plan.specs.model import ModelSpec
 
@@ -142,6 +142,7 @@ class Catalog:
         out: list[Path] = []
         for root in self.roots:
             folder = root / kind
+            note(folder)  # a name's file depends on every folder searched, and on what each holds
             if folder.is_dir():
                 try:
                     out += sorted(p.resolve() for p in folder.iterdir() if p.suffix in (".yaml", ".yml"))
@@ -203,8 +204,13 @@ def _catalog_root(path: Path, option: str) -> Path:
     return path
 
 
-@cache
 def _head(path: Path) -> dict[str, Any]:
+    note(path)  # outside the per-process cache: every load that reads it depends on it
+    return _read_head(path)
+
+
+@cache
+def _read_head(path: Path) -> dict[str, Any]:
     try:
         data = yaml.load(path.read_text(encoding="utf-8"), Loader=_Loader)
     except (OSError, yaml.YAMLError, UnicodeDecodeError):
@@ -226,6 +232,7 @@ def load_model(ref: str, catalog: Catalog | None = None) -> ModelSpec:
     """A model by catalog name, model YAML file, or HuggingFace config.json."""
     catalog = catalog or Catalog.default()
     path = Path(ref)
+    note(path)  # a name is a file's if one of that name is here (else it must stay absent)
     if ref.endswith(".json"):
         from prfaas_plan.io.hf_import import import_hf_config
         from prfaas_plan.io.schema import ModelFile

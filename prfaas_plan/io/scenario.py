@@ -4,31 +4,17 @@
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel, ValidationError
+from typing import TYPE_CHECKING, Any
 
 from prfaas_plan import units
 from prfaas_plan.errors import SpecError, kind_of
+from prfaas_plan.io.cache import cached_load
 from prfaas_plan.io.load import Catalog, is_path_like, load_gpu, load_model, read_yaml, validation_message
 from prfaas_plan.io.overrides import Override, Placed, apply, parse_set
-from prfaas_plan.io.scenario_schema import (
-    Cluster,
-    Control,
-    EmpiricalLength,
-    FixedLength,
-    GammaLength,
-    LogNormal,
-    ScenarioFile,
-    TraceLength,
-    UniformLength,
-    Workload,
-)
-from prfaas_plan.io.sizing import sizing_spec
-from prfaas_plan.io.topology import check_form, link_spec, topology, two_clusters
 from prfaas_plan.specs.hardware import InstanceSpec
 from prfaas_plan.specs.scenario import (
     ClusterSpec,
@@ -38,6 +24,11 @@ from prfaas_plan.specs.scenario import (
     WorkloadSpec,
 )
 from prfaas_plan.specs.topology import homogeneous_cluster
+
+if TYPE_CHECKING:  # pydantic and the schema are imported only when a scenario is validated (io/cache.py)
+    from pydantic import BaseModel
+
+    from prfaas_plan.io.scenario_schema import Cluster, Control, ScenarioFile, TraceLength, Workload
 
 DEFAULT_SCENARIO = "paper-case-study"
 
@@ -68,6 +59,14 @@ def load_lengths(spec: BaseModel, base: Path, model: Any, placed: Placed, at: st
 
 def _lengths(spec: BaseModel, base: Path, model: Any):
     from prfaas_plan.core import lengths as L
+    from prfaas_plan.io.scenario_schema import (
+        EmpiricalLength,
+        FixedLength,
+        GammaLength,
+        LogNormal,
+        TraceLength,
+        UniformLength,
+    )
 
     if isinstance(spec, LogNormal):
         return L.TruncatedLogNormal(mu=spec.mu, sigma=spec.sigma, lo=spec.min, hi=spec.max), None
@@ -201,9 +200,22 @@ def load_scenario(ref: str | None, catalog: Catalog, *, overrides: list[str] | N
     ``trace`` is a file or a ``TraceChoice`` (file, format, model filter). The overrides are
     values, not YAML text (see ``io/overrides.py``); a relative file they name
     (``--trace``, ``--set workload.input.file=``) is relative to the working folder, one the
-    scenario file names is relative to the scenario's folder.
+    scenario file names is relative to the scenario's folder. A load run before, with the same
+    mapping and options and every file it read unchanged, comes from the cache (``io.cache``),
+    without pydantic; it is the same spec, field for field.
     """
     path, placed = scenario_mapping(ref, catalog, overrides=overrides, trace=trace, method=method, demand=demand)
+    # what the load depends on besides the files it reads (io.cache.cached_load records those)
+    where = repr((str(path), os.getcwd(), os.environ.get("HOME"), tuple(str(r) for r in catalog.roots)))
+    key = repr((placed.data, placed.origins, placed.source))
+    return cached_load("scenario", where, key, lambda: _validated(path, placed, catalog))
+
+
+def _validated(path: Path, placed: Placed, catalog: Catalog) -> ScenarioSpec:
+    from pydantic import ValidationError
+
+    from prfaas_plan.io.scenario_schema import ScenarioFile
+
     try:
         sc = ScenarioFile.model_validate(placed.data)
     except ValidationError as exc:
@@ -284,6 +296,9 @@ def _description(spec: BaseModel, tf: Any) -> dict[str, Any]:
 
 def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | None = None) -> ScenarioSpec:
     from dataclasses import replace
+
+    from prfaas_plan.io.sizing import sizing_spec
+    from prfaas_plan.io.topology import check_form, link_spec, topology, two_clusters
 
     source = str(path)
     placed = placed or Placed({}, source)
