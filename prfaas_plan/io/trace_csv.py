@@ -85,7 +85,7 @@ def _rows(text: str, source: str, required: tuple[str, ...],
             header = [c.strip() for c in row]
             missing = [c for c in required if c not in header]
             if missing:
-                raise SpecError(f"the header has no column {missing[0]!r} (a {name} trace's header is "
+                raise SpecError(f"the header has no column {missing[0]!r} (the {name} trace's header is "
                                 f"{','.join(required)}), got {','.join(header)!r}", source=source,
                                 field=f"line {n}")
             where = {c: header.index(c) for c in header}
