@@ -157,9 +157,9 @@ def test_what_a_scenario_reads_decides_a_hit(tmp_path, monkeypatch):
     assert len(builds) == 9  # a file added to a folder searched for a name
 
 
-def test_a_warm_command_imports_no_pydantic_and_prints_the_same(tmp_path):
-    """Run 1 validates; runs 2 and 3 load the spec from the cache without pydantic and print the
-    same bytes (timings aside)."""
+def test_a_warm_command_imports_neither_pydantic_nor_scipy_and_prints_the_same(tmp_path):
+    """Run 1 validates and evaluates; what the distributions were asked is written back with the
+    spec, so runs 2 and 3 need neither library and print the same bytes (timings aside)."""
     import json
     import subprocess
     import sys
@@ -167,11 +167,12 @@ def test_a_warm_command_imports_no_pydantic_and_prints_the_same(tmp_path):
     from tests.test_golden import _leaves, _timing
 
     probe = ("import atexit, sys; atexit.register(lambda: sys.stderr.write(repr(sorted({m.split('.')[0] for m in "
-             "sys.modules} & {'pydantic'})))); sys.argv[0] = 'prfaas-plan'; "
+             "sys.modules} & {'pydantic', 'scipy'})))); sys.argv[0] = 'prfaas-plan'; "
              "from prfaas_plan.cli import main; main()")
     env = {**os.environ, "PRFAAS_PLAN_CACHE": str(tmp_path / "cache")}
-    cases = ((["optimize", "--format", "json"], "['pydantic']"), (["optimize", "two-regions", "--format", "json"],
-             "['pydantic']"), (["optimize"], "[]"))  # the table after the JSON: the same scenario
+    cold = "['pydantic', 'scipy']"
+    cases = ((["optimize", "--format", "json"], cold), (["optimize", "two-regions", "--format", "json"], cold),
+             (["optimize"], "[]"))  # the table after the JSON: the same scenario, the same questions
     for args, first in cases:
         runs = [subprocess.run([sys.executable, "-c", probe, *args], env=env, capture_output=True, text=True,
                                check=True) for _ in range(3)]
@@ -195,3 +196,24 @@ def test_a_large_load_is_not_kept(tmp_path, monkeypatch):
     assert list((tmp_path / "cache").iterdir()) == []
     assert cache.cached_load("test", "here", "k", lambda: b"small") == b"small"
     assert cache.cached_load("test", "here", "k", lambda: b"other") == b"small"
+
+
+def test_a_remembered_answer_is_the_computed_one_bit_for_bit(monkeypatch):
+    import numpy as np
+
+    from prfaas_plan.core.lengths import continuous as C
+
+    def answers(d):
+        t = np.linspace(100.0, 140_000.0, 257)
+        return [np.asarray(v).tobytes() for v in (
+            d.tail_prob(t), d.mean_above(t), d.mean_below(19_400), d.quantile([0.1, 0.5, 0.99]),
+            d.expect_above(np.sqrt, t), d.expect_below(np.square, 3_000.0))]
+
+    laws = (C.TruncatedLogNormal.paper(), C.Gamma(shape=1.5, scale=9_000.0, lo=1.0, hi=2e5))
+    asked, again = [answers(d) for d in laws], [answers(d) for d in laws]  # again: from the memo
+    assert all(d._memo.cells > 0 for d in laws) and asked == again
+    unpickled = [pickle.loads(pickle.dumps(d)) for d in laws]
+    assert [answers(d) for d in unpickled] == asked and unpickled == list(laws)
+    monkeypatch.setattr(C, "_MEMO_CELLS", 0)  # nothing remembered: every answer computed
+    fresh = (C.TruncatedLogNormal.paper(), C.Gamma(shape=1.5, scale=9_000.0, lo=1.0, hi=2e5))
+    assert [answers(d) for d in fresh] == asked and all(d._memo.cells == 0 for d in fresh)

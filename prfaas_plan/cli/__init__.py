@@ -34,8 +34,11 @@ def _is(exc: BaseException, name: str) -> bool:
 
 def main() -> None:
     """The console script: click's usage errors also end as one line (and exit code 2)."""
+    from prfaas_plan.io.cache import write_back
+
     try:
-        code = app(standalone_mode=False)
+        with write_back():  # what the loaded scenario's distributions learnt, for the next run
+            code = app(standalone_mode=False)
     except Exception as exc:
         if _is(exc, "NoArgsIsHelpError"):  # `prfaas-plan` alone: the help, not an error
             typer.echo(exc.ctx.get_help())  # type: ignore[attr-defined]

@@ -27,10 +27,12 @@ import io
 import os
 import pickle
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from importlib.util import find_spec
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from prfaas_plan.errors import SpecError
 from prfaas_plan.io.files import note, os_reason, recording
@@ -146,6 +148,31 @@ def _code() -> str:
     return "|".join(parts)
 
 
+_WRITE_BACK: ContextVar[list[tuple[Path, bytes, bytes, Any]] | None] = ContextVar("prfaas_plan_write_back",
+                                                                                 default=None)
+
+
+@contextmanager
+def write_back() -> Iterator[None]:
+    """Around a whole command: a value ``cached_load`` gave that has changed by the end (its length
+    distributions remember what they were asked, ``core.lengths.continuous._Continuous._recall``)
+    is written back to its entry, so the next run finds those answers too. Only when the block
+    ends normally; an entry that grew beyond ``MAX_ENTRY_BYTES`` is left as it was."""
+    loaded: list[tuple[Path, bytes, bytes, Any]] = []
+    token = _WRITE_BACK.set(loaded)
+    try:
+        yield
+    finally:
+        _WRITE_BACK.reset(token)
+    for entry, head, body, value in loaded:
+        try:
+            now = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+            if now != body and len(now) <= MAX_ENTRY_BYTES:
+                _write(entry, head + now)
+        except (OSError, pickle.PicklingError, TypeError, AttributeError):
+            pass
+
+
 def _write(entry: Path, data: bytes) -> None:
     tmp = entry.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_bytes(data)
@@ -167,13 +194,17 @@ def cached_load(kind: str, place: str, key: str, build: Callable[[], T]) -> T:
         return build()
     code = _code()
     entry = folder / (hashlib.sha256(f"{kind}|{place}".encode()).hexdigest()[:32] + ".pickle")
+    kept = _WRITE_BACK.get()
     try:
         data = entry.read_bytes()
         f = io.BytesIO(data)
         stored_key, stored_code, reads = pickle.load(f)
         if stored_key == key and stored_code == code and all(_dependency(p) == s for p, s in reads):
+            at = f.tell()
             value = pickle.load(f)
             note(*(p for p, _ in reads))
+            if kept is not None:
+                kept.append((entry, data[:at], data[at:], value))
             return value
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
         pass
@@ -185,6 +216,8 @@ def cached_load(kind: str, place: str, key: str, build: Callable[[], T]) -> T:
         if len(body) <= MAX_ENTRY_BYTES:
             head = pickle.dumps((key, code, [(p, _dependency(p)) for p in paths]), protocol=pickle.HIGHEST_PROTOCOL)
             _write(entry, head + body)
+            if kept is not None:
+                kept.append((entry, head, body, value))
     except (OSError, pickle.PicklingError, TypeError, AttributeError):
         pass
     return value

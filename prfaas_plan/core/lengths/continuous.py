@@ -2,7 +2,8 @@
 
 scipy.special (the normal and incomplete-gamma functions) is imported where it is used, not
 here: it costs a quarter of a second, more than a whole `kv-rate`, and a uniform, fixed or
-empirical workload, or a spec loaded from the cache before any length is asked, needs none of it.
+empirical workload needs none of it; nor does a distribution loaded from the cache (io/cache.py)
+that is asked only what it was asked before (see ``_Continuous._recall``).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ _GRID_CELLS = 2048  # log-spaced cells, merged with as many equal-probability ce
 _NARROW = 1e-6  # relative interval width below which a local expansion replaces CDF differences
 _UNBOUNDED_TOP_Q = 1.0 - 1e-12  # log-spaced grid of an unbounded support stops at this quantile
 _TINY_MASS = 1e-200  # below this, masses may be subnormal: one node at the conditional mean instead
+_MEMO_CELLS = 1 << 17  # numbers (inputs and results) a distribution remembers, 1 MiB: see _recall
 
 
 
@@ -70,6 +72,14 @@ class _Grid:
     mean: float
 
 
+@dataclass(slots=True)
+class _Memo:
+    """Results of a distribution's hooks by their exact inputs, up to ``_MEMO_CELLS`` numbers."""
+
+    results: dict[tuple[Any, ...], Any] = field(default_factory=dict)
+    cells: int = 0
+
+
 # ----------------------------------------------------------------------------- parametric
 
 
@@ -93,6 +103,7 @@ class _Continuous:
     """
 
     _grid: _Grid = field(init=False, repr=False, compare=False)
+    _memo: _Memo = field(init=False, repr=False, compare=False)
     if TYPE_CHECKING:  # fields of every subclass, declared there so they keep their own order
         lo: float
         hi: float
@@ -100,6 +111,28 @@ class _Continuous:
     def __post_init__(self) -> None:
         self._validate()
         object.__setattr__(self, "_grid", self._build_grid())
+        object.__setattr__(self, "_memo", _Memo())
+
+    def _recall(self, hook: Any, *args: NDArray[np.float64]) -> Any:
+        """``hook(*args)`` (``_mass``, ``_interval_mean``, ``_ppf``), remembered by the exact bytes,
+        dtype and shape of its inputs: a pure function, so a remembered result is the very result
+        (bit for bit) of computing it again. The memo travels with the distribution when it is
+        pickled (the cache of loaded scenarios keeps it), so a command run again on a cached
+        scenario asks scipy nothing; it is no part of the distribution's value (not compared, not
+        shown), and stops growing at ``_MEMO_CELLS`` numbers."""
+        arrays = [np.asarray(x) for x in args]
+        key = (hook.__name__, *((x.dtype.str, x.shape, x.tobytes()) for x in arrays))
+        memo = self._memo
+        if key in memo.results:
+            out = memo.results[key]
+        else:
+            out = hook(*args)
+            cells = sum(x.size for x in arrays) + np.size(out)
+            if memo.cells + cells <= _MEMO_CELLS:
+                memo.results[key] = out.copy() if isinstance(out, np.ndarray) else out
+                memo.cells += cells
+                return out
+        return out.copy() if isinstance(out, np.ndarray) else out
 
     # hooks
     def _validate(self) -> None:
@@ -142,20 +175,20 @@ class _Continuous:
         nothing must do so exactly, not by a mass that rounds to 1 - 1e-16)."""
         arr, scalar = _threshold(t)
         tc = np.clip(arr, self.lo, self.hi)
-        p = np.clip(self._mass(tc, np.full_like(tc, self.hi)), 0.0, 1.0)
+        p = np.clip(self._recall(self._mass, tc, np.full_like(tc, self.hi)), 0.0, 1.0)
         return _out(np.where(arr <= self.lo, 1.0, np.where(arr >= self.hi, 0.0, p)), scalar)
 
     def mean_above(self, t: ArrayLike) -> FloatOrArray:
         """l_long = E[L | L > t]; hi where P(L > t) = 0."""
         arr, scalar = _threshold(t)
         tc = np.clip(arr, self.lo, self.hi)
-        return _out(self._interval_mean(tc, np.full_like(tc, self.hi)), scalar)
+        return _out(self._recall(self._interval_mean, tc, np.full_like(tc, self.hi)), scalar)
 
     def mean_below(self, t: ArrayLike) -> FloatOrArray:
         """l_short = E[L | L <= t]; lo where P(L <= t) = 0."""
         arr, scalar = _threshold(t)
         tc = np.clip(arr, self.lo, self.hi)
-        return _out(self._interval_mean(np.full_like(tc, self.lo), tc), scalar)
+        return _out(self._recall(self._interval_mean, np.full_like(tc, self.lo), tc), scalar)
 
     def expect_above(self, f: LengthFunction, t: ArrayLike) -> FloatOrArray:
         """E[f(L) | L > t] by the cached grid; f(hi) where P(L > t) = 0."""
@@ -168,7 +201,7 @@ class _Continuous:
     def quantile(self, q: ArrayLike) -> FloatOrArray:
         """The length l with P(L <= l) = q."""
         arr, scalar = _probability(q)
-        return _out(self._ppf(arr), scalar)
+        return _out(self._recall(self._ppf, arr), scalar)
 
     def sample(self, rng: np.random.Generator, n: int) -> NDArray[np.int64]:
         """n lengths by inversion, rounded to whole tokens (>= 1)."""
@@ -182,13 +215,13 @@ class _Continuous:
         cells = len(g.masses)
         j = np.clip(np.searchsorted(g.edges, tc, side="right") - 1, 0, cells - 1)
         if above:
-            part_mass = self._mass(tc, g.edges[j + 1])
-            part_node = self._interval_mean(tc, g.edges[j + 1])
-            whole_node = self._interval_mean(tc, np.full_like(tc, hi))
+            part_mass = self._recall(self._mass, tc, g.edges[j + 1])
+            part_node = self._recall(self._interval_mean, tc, g.edges[j + 1])
+            whole_node = self._recall(self._interval_mean, tc, np.full_like(tc, hi))
         else:
-            part_mass = self._mass(g.edges[j], tc)
-            part_node = self._interval_mean(g.edges[j], tc)
-            whole_node = self._interval_mean(np.full_like(tc, lo), tc)
+            part_mass = self._recall(self._mass, g.edges[j], tc)
+            part_node = self._recall(self._interval_mean, g.edges[j], tc)
+            whole_node = self._recall(self._interval_mean, np.full_like(tc, lo), tc)
         fv = _apply(f, np.concatenate([g.nodes, part_node.ravel(), whole_node.ravel()]))
         weighted = g.masses * fv[:cells]
         part_f = fv[cells:cells + tc.size].reshape(tc.shape)
