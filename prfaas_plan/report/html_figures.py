@@ -15,6 +15,8 @@ from typing import Any
 
 from prfaas_plan.report.report_data import Sweep, TtftCdf
 
+WORKERS = 2  # figures drawn two at a time: on two cores the drawing, not the computing, is the longer
+
 
 def _warm() -> None:
     from prfaas_plan.report.plots import _pyplot
@@ -56,8 +58,9 @@ class Figures:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
-            self.pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("fork"))
-            self.pool.submit(_warm)  # the worker starts now (not at the first figure) and imports matplotlib
+            self.pool = ProcessPoolExecutor(max_workers=WORKERS, mp_context=multiprocessing.get_context("fork"))
+            for _ in range(WORKERS):  # the workers start now (not at the first figure) and import matplotlib
+                self.pool.submit(_warm)
         return self
 
     def __exit__(self, *exc: object) -> None:
