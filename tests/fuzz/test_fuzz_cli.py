@@ -2,7 +2,7 @@
 
 Properties (issue "Every real input works"): exit code in {0, 1, 2}; on 1 or 2 one line on stderr
 without an exception name, and on 2 that line names the option, file or field; on 0 no NaN, inf
-or None in any format, and JSON parses. Cases per test are the ``@fuzz(n)`` counts, 1,509 in all
+or None in any format, and JSON parses. Cases per test are the ``@fuzz(n)`` counts, 1,549 in all
 (about 45 s on this project's 2-core machine); CI runs them derandomized (the same cases every
 run), a local run draws new ones, and ``PRFAAS_FUZZ_SCALE=10`` runs ten times as many.
 """
