@@ -266,3 +266,28 @@ def test_no_format_names_the_formats_and_empty_file(tmp_path):
     assert res.exit_code == 2 and "no requests" in res.stderr
     res = runner.invoke(app, ["optimize", "--trace", str(p), "--trace-format", "parquet"])
     assert res.exit_code == 2 and res.stderr.startswith("error: --trace-format: unknown trace format 'parquet'")
+
+
+def test_a_trace_is_read_once_per_process_until_it_changes(tmp_path):
+    """A study's worker reads a trace once; an edit (size or modification time) reads it again, and
+    a cached scenario built on it is still told it depends on the file."""
+    import os
+    import shutil
+
+    from prfaas_plan.io.files import recording
+
+    f = tmp_path / "t.jsonl"
+    shutil.copy(TRACES / "bailian.jsonl", f)
+    a = load_trace(f)
+    with recording() as reads:
+        b = load_trace(f)
+    assert b is a and str(f) in reads
+    assert load_trace(f, block_tokens=32) is not a  # other options, another read
+    lines = f.read_text().splitlines()
+    f.write_text("\n".join(lines[:-1]) + "\n")
+    c = load_trace(f)
+    assert c is not a and len(c.trace) == len(a.trace) - 1
+    st = f.stat()
+    f.write_text(f.read_text().replace('"type": "text"', '"type": "file"', 1))  # the same size
+    os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    assert load_trace(f) is not c

@@ -30,7 +30,7 @@ import numpy as np
 from prfaas_plan import units
 from prfaas_plan.core.trace import DEFAULT_BLOCK_TOKENS, FORMAT_BLOCK_TOKENS, TRACE_FORMATS, Trace, TraceFile
 from prfaas_plan.errors import SpecError, kind_of
-from prfaas_plan.io.files import read_text
+from prfaas_plan.io.files import note, read_text
 from prfaas_plan.io.trace_csv import csv_format, read_azure, read_burstgpt, whole_tokens
 
 __all__ = ["FORMAT_CHOICES", "detect_format", "load_mooncake_trace", "load_trace"]
@@ -128,8 +128,35 @@ def detect_format(text: str) -> str | None:
     return csv_format(head)
 
 
+# per process, by file and options: a study's worker reads a trace once for all its points (a file
+# edited since, by size or modification time, is read again)
+_READ: dict[tuple[Any, ...], TraceFile] = {}
+_READ_MAX = 4
+
+
 def load_trace(path: str | os.PathLike[str], *, format: str | None = None, model_filter: str | None = None,
                block_tokens: int | None = None) -> TraceFile:
+    """Read the trace at ``path`` (once per process for the same file and options; see ``_read``)."""
+    p = Path(os.fspath(path))
+    try:
+        st = p.stat()
+        key = (os.path.abspath(p), st.st_size, st.st_mtime_ns, format, model_filter, block_tokens) \
+            if p.is_file() else None
+    except OSError:
+        key = None
+    if key is not None and key in _READ:
+        note(p)  # a cached scenario built on it still depends on it
+        return _READ[key]
+    tf = _read(path, format=format, model_filter=model_filter, block_tokens=block_tokens)
+    if key is not None:
+        if len(_READ) >= _READ_MAX:
+            _READ.pop(next(iter(_READ)))
+        _READ[key] = tf
+    return tf
+
+
+def _read(path: str | os.PathLike[str], *, format: str | None = None, model_filter: str | None = None,
+          block_tokens: int | None = None) -> TraceFile:
     """Read the trace at ``path``; ``format`` None or "auto" detects it from the first line.
 
     ``model_filter`` keeps only BurstGPT rows whose Model equals it exactly (case-sensitive);
