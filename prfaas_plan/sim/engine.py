@@ -10,6 +10,15 @@ Speed: the loop is a bare ``heappop`` + call. On CPython 3.11 it runs about half
 trivial self-rescheduling events per second, and ~300k events/s (150k customers/s) through an
 M/M/c :class:`~prfaas_plan.sim.stations.FifoServers` station (``benchmarks/bench_engine.py``).
 Keep times Python floats: numpy scalars in the heap make every comparison several times slower.
+
+Timers: an entity with at most one pending event that it often moves (a processor-sharing
+link's next completion, rescheduled at every arrival and departure) holds it in a
+:class:`Timer`, outside the heap. Setting a timer replaces its entry, so nothing is cancelled
+and left in the heap to be popped and skipped. The run loop dispatches whichever is first of the
+heap's top and the set timers by the same ``(time, priority, seq)`` key, and a timer's ``seq``
+comes from the same counter at the same moment as a heap entry's would, so every callback runs
+in the order and at the time it would if the timer's entries were heap entries cancelled and
+pushed anew.
 """
 
 from __future__ import annotations
@@ -20,7 +29,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Engine", "EventHandle"]
+__all__ = ["Engine", "EventHandle", "Timer"]
 
 _heappush = heapq.heappush
 _heappop = heapq.heappop
@@ -28,6 +37,20 @@ _heappop = heapq.heappop
 # A scheduled event: [time, priority, seq, callback | None, args]. A list (not a tuple) so that
 # cancel() can blank the callback in place; comparisons never reach index 3 because seq is unique.
 EventHandle = list[Any]
+
+
+class Timer:
+    """One pending event held outside the engine's heap (see the module notes).
+
+    ``entry`` is ``None`` or ``[time, priority, seq, callback, args]`` as a heap entry; the engine
+    clears it before it calls the callback. Set it with :meth:`Engine.set_timer` (or build the
+    entry with ``next(engine._seq)`` inline), clear it by setting ``None``.
+    """
+
+    __slots__ = ("entry",)
+
+    def __init__(self) -> None:
+        self.entry: EventHandle | None = None
 
 
 class Engine:
@@ -46,10 +69,11 @@ class Engine:
         Callbacks run so far over all calls of :meth:`run` (cancelled events are not counted).
     """
 
-    __slots__ = ("_heap", "_seq", "events_processed", "now")
+    __slots__ = ("_heap", "_seq", "_timers", "events_processed", "now")
 
     def __init__(self, start: float = 0.0) -> None:
         self._heap: list[EventHandle] = []
+        self._timers: list[Timer] = []
         self._seq = itertools.count()
         self.now = float(start)
         self.events_processed = 0
@@ -74,6 +98,22 @@ class Engine:
         _heappush(self._heap, entry)
         return entry
 
+    def timer(self) -> Timer:
+        """A new :class:`Timer` (not set) that this engine's :meth:`run` watches."""
+        t = Timer()
+        self._timers.append(t)
+        return t
+
+    def set_timer(self, timer: Timer, delay: float, callback: Callable[..., Any], *args: Any,
+                  priority: int = 0) -> None:
+        """Set ``timer`` to run ``callback(*args)`` ``delay`` seconds from now, replacing what it held.
+
+        The same entry (and the same tie-break) as :meth:`schedule`'s, after cancelling the old one.
+        """
+        if not delay >= 0:
+            raise ValueError(f"delay must be >= 0 s, got {delay!r}")
+        timer.entry = [self.now + delay, priority, next(self._seq), callback, args]
+
     @staticmethod
     def cancel(handle: EventHandle) -> None:
         """Cancel a scheduled event; it stays in the heap but is skipped. Idempotent."""
@@ -85,12 +125,17 @@ class Engine:
         heap = self._heap
         while heap and heap[0][3] is None:
             _heappop(heap)
-        return heap[0][0] if heap else math.inf
+        t = heap[0][0] if heap else math.inf
+        for timer in self._timers:
+            e = timer.entry
+            if e is not None and e[0] < t:
+                t = e[0]
+        return t
 
     @property
     def pending(self) -> int:
-        """Number of entries in the heap, cancelled ones included (an upper bound)."""
-        return len(self._heap)
+        """Entries in the heap, cancelled ones included, plus set timers (an upper bound)."""
+        return len(self._heap) + sum(1 for t in self._timers if t.entry is not None)
 
     def run(self, until: float | None = None, max_events: int | None = None) -> int:
         """Process events in order; return how many callbacks ran in this call.
@@ -114,18 +159,61 @@ class Engine:
         if budget == 0:
             return 0
         n = 0
+        timers = self._timers
         try:
-            while heap:
-                if heap[0][0] > limit:
-                    break
-                time, _, _, callback, args = pop(heap)
-                if callback is None:
-                    continue
-                self.now = time
-                callback(*args)
-                n += 1
-                if n == budget:
-                    return n
+            if not timers:
+                while heap:
+                    if heap[0][0] > limit:
+                        break
+                    time, _, _, callback, args = pop(heap)
+                    if callback is None:
+                        continue
+                    self.now = time
+                    callback(*args)
+                    n += 1
+                    if n == budget:
+                        return n
+            elif len(timers) == 1:  # one timer (one link): the general loop below, unrolled
+                timer = timers[0]
+                while True:
+                    e = timer.entry
+                    if heap and (e is None or heap[0] < e):
+                        if heap[0][0] > limit:
+                            break
+                        time, _, _, callback, args = pop(heap)
+                        if callback is None:
+                            continue
+                    elif e is None or e[0] > limit:
+                        break
+                    else:
+                        timer.entry = None
+                        time, _, _, callback, args = e
+                    self.now = time
+                    callback(*args)
+                    n += 1
+                    if n == budget:
+                        return n
+            else:
+                while True:
+                    first = heap[0] if heap else None
+                    owner = None
+                    for timer in timers:
+                        e = timer.entry
+                        if e is not None and (first is None or e < first):
+                            first, owner = e, timer
+                    if first is None or first[0] > limit:
+                        break
+                    if owner is None:
+                        pop(heap)
+                        if first[3] is None:
+                            continue
+                    else:
+                        owner.entry = None
+                    self.now = first[0]
+                    first[3](*first[4])
+                    n += 1
+                    if n == budget:
+                        return n
             if until is not None:
                 self.now = limit
             return n

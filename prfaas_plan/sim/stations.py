@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from prfaas_plan.sim.engine import Engine, EventHandle
+from prfaas_plan.sim.engine import Engine
 
 _heappush = heapq.heappush
 _heappop = heapq.heappop
@@ -177,8 +177,9 @@ class SharedLink:
     Implementation: the standard PS virtual time V(t), dV/dt = bandwidth / n(t), the bytes any
     one transfer has received since V = 0. A transfer submitted at virtual time V finishes when
     V reaches V + n_bytes, so finish tags never change after submission; they sit in a heap and
-    only the earliest tag has a scheduled engine event, rescheduled (old one cancelled) when n
-    changes. Each arrival or departure costs O(log n).
+    only the earliest tag has an engine event, held in the link's :class:`~prfaas_plan.sim.engine.Timer`
+    (outside the heap) and replaced when n changes, so a reschedule leaves no cancelled entry
+    behind. Each arrival or departure costs O(log n).
 
     Utilisation: ``busy_time`` (time with n > 0; the link is work-conserving, so it runs at full
     bandwidth then), ``bytes_carried``; with ``window_s`` set, bytes per fixed window for plots
@@ -215,7 +216,7 @@ class SharedLink:
         self._virtual = 0.0
         self._active: list[tuple[float, int, Hashable]] = []  # (finish tag, seq, job id)
         self._seq = 0
-        self._next_event: EventHandle | None = None
+        self._timer = engine.timer()  # the next completion: its entry, or None
         self._window_bytes: list[float] = []
 
     @property
@@ -295,20 +296,15 @@ class SharedLink:
                 windows[k] += (hi - lo) * self.bandwidth
 
     def _reschedule(self) -> None:
-        pending = self._next_event
-        if pending is not None:  # Engine.cancel, inline
-            pending[3] = None
-            pending[4] = ()
-            self._next_event = None
         active = self._active
         if active and self.bandwidth > 0:
             tag = active[0][0]
             delay = max(0.0, (tag - self._virtual) * len(active) / self.bandwidth)
             engine = self.engine
-            # Engine.schedule without its check (delay >= 0 here): the same entry
-            entry = [engine.now + delay, 0, next(engine._seq), self._complete, (tag,)]
-            _heappush(engine._heap, entry)
-            self._next_event = entry
+            # Engine.set_timer without its check (delay >= 0 here): the same entry
+            self._timer.entry = [engine.now + delay, 0, next(engine._seq), self._complete, (tag,)]
+        else:
+            self._timer.entry = None
 
     def submit(self, job_id: Hashable, n_bytes: float) -> None:
         """Start a transfer of ``n_bytes`` now (``n_bytes >= 0``; 0 completes at once, as an event)."""
@@ -333,7 +329,6 @@ class SharedLink:
         # transfer; every transfer with the same tag (equal transfers started together) ends now.
         if tag > self._virtual:
             self._virtual = tag
-        self._next_event = None
         active = self._active
         virtual = self._virtual
         done: list[Hashable] = []
