@@ -131,7 +131,7 @@ def test_study_report_html_is_self_contained_with_its_figures(results, tmp_path)
 @pytest.mark.parametrize(("args", "message"), [
     (["nope.parquet"], "nope.parquet: file not found"),
     (["{bad}"], "not a study's results"),
-    (["{res}", "-o", "x.txt"], "writes an HTML page"),
+    (["{res}", "-o", "x.txt"], "--output: the page is HTML: give a path ending in .html"),
 ])
 def test_study_report_bad_input_exits_2(results, tmp_path, args, message):
     bad = tmp_path / "bad.parquet"

@@ -18,6 +18,7 @@ from typing import Any
 from prfaas_plan.errors import SpecError
 from prfaas_plan.io import study_results
 from prfaas_plan.report.figures_study import Breakeven, Panel, Series, StudyFigures
+from prfaas_plan.report.views_study import axis_name
 
 MAX_LINES = 8
 PAYS = 1e-3  # PrfaaS-PD pays where it serves more than 0.1% above homogeneous PD (equal is not paying)
@@ -54,17 +55,8 @@ def _merged(rows: list[dict[str, Any]], keys: list[str]) -> list[tuple[str, ...]
     return [tuple(g) for g in groups]
 
 
-def _short(key: str) -> str:
-    """How a line label names an axis: the cluster or site for its hardware or instances
-    (clusters.prfaas.hardware -> prfaas), nothing for a name that says itself (a model, a workload)."""
-    parts = key.split(".")
-    if len(parts) == 3 and parts[0] in ("clusters", "sites", "baselines"):
-        return parts[1] if parts[2] == "hardware" else f"{parts[1]} {parts[2]}"
-    return "" if key in ("model", "workload.input", "workload") else key
-
-
 def _label(r: dict[str, Any], group: tuple[str, ...]) -> str:
-    return " / ".join(f"{_short(k)} {r[k]}".strip() for k in group)
+    return " / ".join(f"{axis_name(k)} {r[k]}".strip() for k in group)
 
 
 def _name(group: tuple[str, ...]) -> str:

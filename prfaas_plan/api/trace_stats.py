@@ -19,6 +19,7 @@ from prfaas_plan import units
 from prfaas_plan.core import kv
 from prfaas_plan.core.trace import TRACE_FORMATS, Trace, TraceFile, blocks_for_capacity, replay_prefix_cache
 from prfaas_plan.errors import SpecError
+from prfaas_plan.specs.run import read_duration
 from prfaas_plan.specs.trace_stats import ArrivalBins, CachePoint, LengthStats, PrefixReuse, TraceStats
 
 __all__ = ["DEFAULT_FRACTIONS", "FORMATS", "default_bin_s", "parse_options", "summarize", "trace_stats"]
@@ -159,14 +160,7 @@ def parse_options(*, trace_format: str | None = None, bin: str | None = None,
     if fmt is not None and fmt not in FORMATS:
         raise SpecError(f"unknown trace format {trace_format!r} (use auto, {', '.join(FORMATS)})",
                         field="--trace-format")
-    bin_s = None
-    if bin is not None:
-        try:
-            bin_s = units.parse_duration(bin)
-        except ValueError as exc:
-            raise SpecError(str(exc), field="--bin") from None
-        if not bin_s > 0:
-            raise SpecError(f"must be a positive time, got {bin!r}", field="--bin")
+    bin_s = None if bin is None else read_duration(bin, "--bin")
     tokens = []
     for text in cache_tokens:
         try:

@@ -48,6 +48,15 @@ def output_check(option: str, *, image: bool = False) -> Callable[[Path | None],
     return check
 
 
+def html_output(value: Path | None) -> Path | None:
+    """A typer callback for an HTML page's ``--output``: a usable path ending in .html (or .htm)."""
+    if value is not None and value.suffix.lower() not in (".html", ".htm"):
+        from prfaas_plan.errors import SpecError
+
+        raise SpecError(f"the page is HTML: give a path ending in .html, got {str(value)!r}", field="--output")
+    return output_check("--output")(value)
+
+
 PlotOpt = Annotated[Path | None, typer.Option("--plot", help="Write a figure (PNG/SVG/PDF); the folder must exist",
                                               callback=output_check("--plot", image=True))]
 

@@ -38,21 +38,14 @@ def replay(
 
     Example: prfaas-plan replay --series tests/fixtures/bandwidth/diurnal.csv --set slo.ttft=8s --plot replay.png
     """
-    from prfaas_plan import units
     from prfaas_plan.api import replay as api_replay
-    from prfaas_plan.errors import SpecError
     from prfaas_plan.io.bandwidth import read_series
     from prfaas_plan.io.scenario import load_scenario
     from prfaas_plan.report.views_replay import emit_replay, replay_figure, replay_json
-    from prfaas_plan.specs.run import parse
+    from prfaas_plan.specs.run import parse, read_duration
 
     args = parse(rate=rate, load=load, requests=None, duration=duration, seed=seed)
-    try:
-        window_s = units.parse_duration(window)
-    except ValueError as exc:
-        raise SpecError(str(exc), field="--window") from None
-    if not window_s > 0:
-        raise SpecError(f"must be a positive time, got {window!r}", field="--window")
+    window_s = read_duration(window, "--window")
     names = tuple(p.strip() for p in policies.split(",") if p.strip())
     cat = catalog_from(catalog)
     sc = load_scenario(scenario, cat, overrides=set_)

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from prfaas_plan.cli.app import app
-from prfaas_plan.cli.options import CatalogOpt, catalog_from, output_check, write_text
+from prfaas_plan.cli.options import CatalogOpt, catalog_from, html_output, write_text
 from prfaas_plan.cli.plan import (
     MethodOpt,
     ModelFilterOpt,
@@ -20,19 +20,9 @@ from prfaas_plan.cli.plan import (
     _method,
     trace_arg,
 )
-from prfaas_plan.errors import SpecError
-
-_SUFFIXES = (".html", ".htm")
-
-
-def _html_output(value: Path | None) -> Path | None:
-    if value is not None and value.suffix.lower() not in _SUFFIXES:
-        raise SpecError(f"the report is HTML: give a path ending in .html, got {str(value)!r}", field="--output")
-    return output_check("--output")(value)
-
 
 OutputOpt = Annotated[Path, typer.Option("--output", "-o", help="Write the report here (.html); the folder must "
-                                         "exist", callback=_html_output, show_default=False)]
+                                         "exist", callback=html_output, show_default=False)]
 
 
 def command_line(scenario: str | None, set_: list[str] | None, method: str | None, trace: Path | None,

@@ -8,41 +8,8 @@ from typing import Annotated
 import typer
 
 from prfaas_plan.cli.app import app
-from prfaas_plan.cli.options import Format, FormatOpt, write_text
-
-
-class _Bar:
-    """A progress bar with the rate and the time left, on stderr when it is a terminal."""
-
-    def __init__(self) -> None:
-        import sys
-
-        self.enabled = sys.stderr.isatty()
-        self._bar = None
-        self._task = None
-
-    def __enter__(self):
-        if not self.enabled:
-            return None
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-        self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                             TextColumn("{task.fields[rate]}"), TimeRemainingColumn(), console=Console(stderr=True),
-                             transient=True)
-        self._bar.start()
-        return self._tick
-
-    def _tick(self, name: str, done: int, total: int) -> None:
-        if self._task is None:
-            self._task = self._bar.add_task(name, total=total, rate="")
-        task = self._bar.tasks[0]
-        speed = task.speed
-        self._bar.update(self._task, completed=done, rate=f"{speed:,.1f} points/s" if speed else "")
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()
+from prfaas_plan.cli.options import Format, FormatOpt, html_output, write_text
+from prfaas_plan.cli.progress import Bar
 
 
 @app.command("study")
@@ -81,7 +48,7 @@ def study(
     check_output(output)
     spec, _ = load_study(file)
     try:
-        with _Bar() as tick:
+        with Bar(rate="points") as tick:
             r = run(spec, output, workers=n, scheduler=scheduler, resume=resume, progress=tick)
     except KeyboardInterrupt:
         from prfaas_plan.io.study_results import parts_dir
@@ -102,7 +69,8 @@ def study(
 @app.command("study-report")
 def study_report(
     results: Annotated[Path, typer.Argument(help="A study's results (.parquet or .csv)", show_default=False)],
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the HTML page here")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the HTML page here (.html)",
+                                                callback=html_output)] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """The frontiers of a finished study: gain over homogeneous PD against bandwidth per model,
@@ -116,15 +84,6 @@ def study_report(
     from prfaas_plan.api.study_report import study_report as build
     from prfaas_plan.report.views_study import emit_study_report
 
-    if output is not None:
-        from prfaas_plan.io.files import check_output
-
-        check_output(output, "--output")
-        if output.suffix.lower() not in (".html", ".htm"):
-            from prfaas_plan.errors import SpecError
-
-            raise SpecError(f"writes an HTML page (.html), not {output.suffix or 'a name without a suffix'!r}",
-                            field=f"--output {output}")
     r = build(results)
     if output is None:
         emit_study_report(fmt.value, r)

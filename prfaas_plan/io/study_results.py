@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from prfaas_plan.errors import SpecError
+from prfaas_plan.io import files
 from prfaas_plan.io.files import os_reason
 
 SUFFIXES = (".parquet", ".csv")
@@ -29,12 +30,7 @@ def check_output(path: Path) -> Path:
     if path.suffix.lower() not in SUFFIXES:
         raise SpecError(f"writes .parquet or .csv, not {path.suffix or 'a name without a suffix'!r}",
                         field=f"-o {path}")
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise SpecError("the folder does not exist", field=f"-o {path}")
-    if path.is_dir():
-        raise SpecError("is a folder, not a file", field=f"-o {path}")
-    return path
+    return files.check_output(path, "-o")
 
 
 def parts_dir(path: Path) -> Path:

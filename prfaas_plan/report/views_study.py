@@ -10,6 +10,15 @@ from prfaas_plan import units
 from prfaas_plan.report.render import emit, num, table
 
 
+def axis_name(key: str) -> str:
+    """How a label names an axis: the cluster or site for its hardware or instances
+    (clusters.prfaas.hardware -> prfaas), nothing for a name that says itself (a model, a workload)."""
+    parts = key.split(".")
+    if len(parts) == 3 and parts[0] in ("clusters", "sites", "baselines"):
+        return parts[1] if parts[2] == "hardware" else f"{parts[1]} {parts[2]}"
+    return "" if key in ("model", "workload.input", "workload") else key
+
+
 def _gbps(x: float | None) -> str:
     return "-" if x is None else f"{units.bytes_per_s_to_gbps(x):g}"
 
@@ -40,8 +49,7 @@ def tables(r: Any) -> list[Any]:
             if row["status"] == "ok" and g is not None and (m not in best or g > best[m]["prfaas_vs_homogeneous"]):
                 best[m] = row
         keys = [a for a in r.axes if a != "model"]
-        heads = [k.split(".")[1] if k.startswith(("clusters.", "baselines.")) and k.count(".") == 2 else k
-                 for k in keys]
+        heads = [axis_name(k) or k for k in keys]
         out.append(table("Each model's largest gain over homogeneous PD", ["model", *heads, "Lambda_max req/s",
                                                                          "gain", "t", "binding"],
                          [[m, *(str(row[k]) for k in keys), num(row["lambda_max_rps"], 3),

@@ -156,13 +156,16 @@ def _read_whole(text: str | None, option: str, minimum: int) -> int | None:
     return value
 
 
-def _read_duration(text: str | None) -> float | None:
-    if text is None:
-        return None
+def read_duration(text: str, option: str) -> float:
+    """A positive duration an option gives as text (3600, 2h, 5min), in seconds; else one line naming it."""
     try:
         value = units.parse_duration(text)
     except (ValueError, SpecError):
-        raise SpecError(f"expected a duration such as 3600 or 2h, got {text!r}", field="--duration") from None
+        raise SpecError(f"expected a duration such as 3600 or 2h, got {text!r}", field=option) from None
     if not value > 0:
-        raise SpecError(f"must be > 0 s, got {text!r}", field="--duration")
+        raise SpecError(f"must be > 0 s, got {text!r}", field=option)
     return value
+
+
+def _read_duration(text: str | None) -> float | None:
+    return None if text is None else read_duration(text, "--duration")
