@@ -79,7 +79,6 @@ def study_report(
     Example: prfaas-plan study-report fleet.parquet -o fleet.html
     """
     import shlex
-    import sys
 
     from prfaas_plan.api.study_report import study_report as build
     from prfaas_plan.report.views_study import emit_study_report
@@ -91,7 +90,6 @@ def study_report(
     from prfaas_plan import __version__
     from prfaas_plan.report.html_study import render
 
-    command = shlex.join(["prfaas-plan", *sys.argv[1:]]) if sys.argv[1:2] == ["study-report"] else \
-        shlex.join(["prfaas-plan", "study-report", str(results), "-o", str(output)])
+    command = shlex.join(["prfaas-plan", "study-report", str(results), "-o", str(output)])
     write_text(output, render(r, command, __version__), "--output")
     typer.echo(f"wrote {output}", err=True)

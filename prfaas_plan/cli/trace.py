@@ -9,6 +9,7 @@ import typer
 
 from prfaas_plan.cli.app import _Group, app
 from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, PlotOpt, catalog_from
+from prfaas_plan.cli.plan import ModelFilterOpt, TraceFormatOpt
 
 trace_app = typer.Typer(cls=_Group, help="Inspect a request trace.", no_args_is_help=True)
 app.add_typer(trace_app, name="trace")
@@ -18,10 +19,8 @@ app.add_typer(trace_app, name="trace")
 def stats(
     file: Annotated[Path, typer.Argument(metavar="FILE", help="Trace file: Mooncake JSONL, Azure CSV, BurstGPT CSV, "
                                          "Bailian JSONL")],
-    trace_format: Annotated[str, typer.Option("--trace-format", help="auto, mooncake, azure, burstgpt, bailian")]
-    = "auto",
-    model_filter: Annotated[str | None, typer.Option("--model-filter", help="BurstGPT: keep this model's rows")]
-    = None,
+    trace_format: TraceFormatOpt = None,
+    model_filter: ModelFilterOpt = None,
     cache_tokens: Annotated[list[str] | None, typer.Option(
         "--cache-tokens", help="Prefix cache size in tokens (64K, 1M; K = 1024); repeatable. "
         "Default: 1/2, 1/4 and 1/10 of the trace's distinct blocks")] = None,
