@@ -55,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from prfaas_plan.errors import SpecError
+from prfaas_plan.sim import kernel
 from prfaas_plan.sim.engine import Engine
 from prfaas_plan.sim.entities import HIST_BINS, HIST_LO_S, LOG_LO, SCALE, DecodeSlots, Hist, Pool, Req
 from prfaas_plan.sim.path import PREFETCH, KvPath
@@ -235,7 +236,10 @@ class _Run(KvPath):
                 s[f"{pool.name}_servers"] = pool.area_servers
         return s
 
-    def run(self, progress: Callable[[int], None] | None, drain: bool) -> None:
+    def run(self, progress: Callable[[int], None] | None, drain: bool, fast: bool = True) -> None:
+        if fast and kernel.plain(self):
+            kernel.run_plain(self, progress, drain, _STEP)
+            return
         first = self.src.next_time(0)
         assert first is not None
         self.engine.schedule_at(first, self.arrive)
@@ -307,7 +311,7 @@ def simulate(sc: ScenarioSpec, system: SystemConfig, *, rate_rps: float | None, 
              duration_s: float | None = None, rng: np.random.Generator, records: bool = False,
              warmup_fraction: float = 0.1, control: ControlConfig | None = None,
              progress: Callable[[int], None] | None = None, drain: bool = True,
-             replay: dict[str, Any] | None = None) -> SimResult:
+             replay: dict[str, Any] | None = None, fast: bool = True) -> SimResult:
     """Simulate ``system`` serving the scenario's workload at ``rate_rps`` (req/s).
 
     ``n_requests`` or ``duration_s`` (seconds of arrivals) bound the run; neither: 20,000
@@ -315,7 +319,9 @@ def simulate(sc: ScenarioSpec, system: SystemConfig, *, rate_rps: float | None, 
     given. ``drain`` False stops soon after the last arrival (saturation runs) instead of serving
     every request. ``progress(arrived)`` is called every few thousand events. ``replay``: a
     bandwidth series and a router policy (``sim.replay``: keys series, policy, lookup, window_s,
-    rate_window_s); the result then has a ``timeline``.
+    rate_window_s); the result then has a ``timeline``. ``fast`` False plays a run that the fast
+    path (``sim.kernel``) would take through the engine and the entities instead: the same result,
+    bit for bit, more slowly (the reference the tests hold it against).
     """
     check_bounds(rate_rps, n_requests, duration_s, warmup_fraction)
     cpu0, wall0 = time.process_time(), time.perf_counter()
@@ -324,7 +330,7 @@ def simulate(sc: ScenarioSpec, system: SystemConfig, *, rate_rps: float | None, 
     if src.next_time(0) is None:
         raise SpecError(f"no request arrives within {duration_s:g} s", field="--duration")
     run = _Run(sc, system, src, records=records, control=control, replay=replay)
-    run.run(progress, drain)
+    run.run(progress, drain, fast)
     res = run.result(src.rate_rps, time.perf_counter() - wall0, time.process_time() - cpu0)
     if replay is not None:
         seen = np.array(run.seen, dtype=np.float64).reshape(-1, 4)

@@ -1,0 +1,364 @@
+"""The simulator's fast path: one system's run as one event loop, its callbacks written inline.
+
+``sim.run._Run`` runs a system as objects that schedule bound methods on ``sim.engine.Engine``
+(the reference: readable, and the only path for the control loops and a replayed bandwidth
+series). Most runs have neither, and then each request's life is a fixed script: arrive, queue
+for a prefill instance, ship its KV over the link (offloaded), wait for a decode slot. This loop
+plays that script with the link's state, the event counter and the run's tallies in local
+variables and the events as ``[time, seq, kind, request]`` lists, so an event costs a heap pop
+and a branch instead of a call through the engine and three or four method calls.
+
+It is the reference step for step: the same events, created at the same moments with the same
+(time, seq) keys (the engine's priorities are all 0 here, so dropping them keeps the order),
+the same floating-point operations in the same order, the same snapshots. So a seed gives the
+same result on both paths, bit for bit (``tests/sim/test_kernel.py`` holds every field of the
+two against each other; ``tests/sim/test_identity.py`` runs its plain cases through this one).
+A request is a list ``[i, arrived_at, l, offload, service, kv, hold, measured, part,
+prefill_started_at, prefill_completed_at, kv_transfer_completed_at]``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Callable
+from typing import Any
+
+from prfaas_plan.sim.entities import HIST_BINS, HIST_LO_S, LOG_LO, SCALE
+from prfaas_plan.sim.path import BULK, BULK_AFTER_PREFILL, BULK_SENT, LAST, PREFETCH
+from prfaas_plan.sim.policies import ParamSource
+
+__all__ = ["plain", "run_plain"]
+
+# event kinds
+_ARRIVE, _FIN_P, _FIN_L, _BULK, _READY, _ADMIT, _LINK = range(7)
+# request fields
+_I, _AT, _L, _OFF, _SVC, _KV, _HOLD, _MEAS, _PART, _PS, _PC, _KVD = range(12)
+
+
+def plain(run: Any) -> bool:
+    """Whether ``run`` (a ``sim.run._Run``) can take this path: no control loop, no replayed series."""
+    return run.monitor is None and run.balancer is None and run.router is None and run.link.window_s is not None
+
+
+def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, step: int) -> None:
+    """Play ``run`` to its end as ``sim.run.drive`` would: ``step`` events between progress reports,
+    stopping after the step in which the last request arrived unless ``drain``.
+
+    The link's reschedules are folded: where ``SharedLink._reschedule`` runs, this draws the seq
+    it would draw and marks the link; the timer entry is built once, at the end of the event, from
+    the state the last of them saw (nothing touches the link after it within an event). A seq
+    drawn and never used leaves the order of the others as it was."""
+    engine, src, link, dec = run.engine, run.src, run.link, run.decode
+    pool_p, pool_l = run.pool_p, run.pool_l
+    heap: list[list[Any]] = engine._heap
+    push, pop, heapreplace, log, nan = heapq.heappush, heapq.heappop, heapq.heapreplace, math.log, math.nan
+    thr, n_layers, landing = run.thr, run.n_layers, run.system.landing_s
+    next_time, request, measured_of = src.next_time, src.request, src.measured
+    route = thr.__lt__
+    free_at, waiting = dec.free_at, dec.waiting
+    hist, hist_p, hist_l = run.hist, run.hist_path["prfaas"], run.hist_path["local"]
+    records = run.records
+    # the parametric source's current batch, read in place (ParamSource.request and next_time)
+    par = isinstance(src, ParamSource)
+    times = ls = svp = svl = kvs = ()
+    base = 0
+    if par:
+        warm_i, warm_t, hold_c = src.warm_i, src.warm_t, src.hold
+    # the link (SharedLink's state; bandwidth fixed on this path)
+    active: list[tuple[float, int, Any]] = link._active
+    bw, window, t0, windows = link.bandwidth, link.window_s, link._t0, link._window_bytes
+    add_to_windows = link._add_to_windows
+    l_virtual, l_busy, l_bytes, l_last, l_seq = link._virtual, link.busy_time, link._bytes, link._last_t, link._seq
+    timer: list[Any] | None = None  # the link's next completion: [time, seq, _LINK, tag]
+    tseq = -1  # the seq of the link's last reschedule in this event, -1: none
+    seq = next(engine._seq)
+    now = engine.now
+    arrived, link_done, n_measured = run.arrived, run.link_done, run.n_measured
+    routed_p, routed_l = run.routed["prfaas"], run.routed["local"]
+    done_arriving = run.done_arriving
+
+    def snapshot() -> dict[str, float]:  # sim.run._Run._snapshot, on the objects
+        nonlocal l_virtual, l_busy, l_bytes, l_last
+        link._virtual, link.busy_time, link._bytes, link._last_t = l_virtual, l_busy, l_bytes, l_last
+        run.link_done, run.arrived = link_done, arrived
+        run.routed["prfaas"], run.routed["local"] = routed_p, routed_l
+        engine.now = now
+        s = run._snapshot()
+        l_virtual, l_busy, l_bytes, l_last = link._virtual, link.busy_time, link._bytes, link._last_t
+        return s
+
+    def advance() -> None:  # SharedLink._advance(now), for now > l_last
+        nonlocal l_virtual, l_busy, l_bytes, l_last
+        if active:
+            dt = now - l_last
+            l_virtual += dt * bw / len(active)
+            l_busy += dt
+            l_bytes += dt * bw
+            k = int((l_last - t0) // window)
+            if k == int((now - t0) // window) and k < len(windows):
+                lo = t0 + k * window
+                if l_last > lo:
+                    lo = l_last
+                hi = t0 + (k + 1) * window
+                if now < hi:
+                    hi = now
+                if hi > lo:
+                    windows[k] += (hi - lo) * bw
+            else:
+                add_to_windows(l_last, now)
+        l_last = now
+
+    def submit(r: list[Any], n_bytes: float) -> None:  # SharedLink.submit (its reschedule folded)
+        nonlocal l_seq, seq, tseq
+        if now > l_last:
+            advance()
+        push(active, (l_virtual + n_bytes, l_seq, r))
+        l_seq += 1
+        tseq = seq
+        seq += 1
+
+    def pool_submit(pool: Any, r: list[Any]) -> None:  # Pool.submit
+        nonlocal seq
+        dt = now - pool.last_t
+        if dt > 0:
+            pool.area_queue += dt * len(pool.queue)
+            pool.area_busy += dt * pool.busy
+            pool.area_servers += dt * pool.n
+            pool.last_t = now
+        if pool.busy < pool.n:
+            pool.busy += 1
+            r[_PS] = now  # Pool._start, with the PrfaaS pool's on_start
+            if pool is pool_p:
+                push(heap, [now + r[_SVC], seq, _FIN_P, r])
+                seq += 1
+                if n_layers > 1:
+                    push(heap, [now + r[_SVC] / n_layers, seq, _BULK, r])
+                    seq += 1
+            else:
+                push(heap, [now + r[_SVC], seq, _FIN_L, r])
+                seq += 1
+        else:
+            pool.queue.append(r)
+
+    def ready(r: list[Any]) -> None:  # DecodeSlots.ready
+        nonlocal seq
+        if not waiting and free_at[0] <= now:
+            heapreplace(free_at, now + r[_HOLD])
+            dec.admitted += 1
+            dec.admitted_hold += r[_HOLD]
+            admit(r)
+            return
+        dt = now - dec.last_t
+        if dt > 0:
+            dec.area_waiting += dt * len(waiting)
+            dec.area_slots += dt * len(free_at)
+            dec.last_t = now
+        waiting.append(r)
+        if dec._event is None:
+            dec._event = entry = [now if now >= free_at[0] else free_at[0], seq, _ADMIT, None]
+            seq += 1
+            push(heap, entry)
+
+    def admit(r: list[Any]) -> None:  # sim.run._Run._admit
+        ttft = now - r[_AT]
+        if done_arriving:
+            run.end = snapshot()
+        if r[_MEAS]:
+            k = 0 if ttft <= HIST_LO_S else int((log(ttft) - LOG_LO) * SCALE)
+            if k >= HIST_BINS:
+                k = HIST_BINS - 1
+            for h in (hist, hist_p if r[_OFF] else hist_l):
+                h.counts[k] += 1
+                h.n += 1
+                h.total += ttft
+                if ttft < h.lo:
+                    h.lo = ttft
+                if ttft > h.hi:
+                    h.hi = ttft
+        if records is not None:
+            records.append((r[_I], r[_AT], "prfaas" if r[_OFF] else "local", r[_L], r[_PS], r[_PC], r[_KVD],
+                            now, now + r[_HOLD], ttft, r[_MEAS]))
+
+    first = next_time(0)
+    if par:
+        times, ls, svp, svl, kvs, base = src._times, src._l, src._svc_p, src._svc_l, src._kv, src._base
+    push(heap, [float(first), seq, _ARRIVE, None])
+    seq += 1
+    n = 0
+    stopped = False
+    while True:
+        if heap and (timer is None or heap[0] < timer):
+            e = pop(heap)
+        elif timer is None:
+            break
+        else:
+            e, timer = timer, None
+        now = e[0]
+        kind = e[2]
+        if kind == _LINK:  # SharedLink._complete(tag), then KvPath._link_done for each transfer done
+            if now > l_last:
+                advance()
+            tag = e[3]
+            if tag > l_virtual:
+                l_virtual = tag
+            done = []
+            while active and active[0][0] <= l_virtual:
+                done.append(pop(active)[2])
+            tseq = seq
+            seq += 1
+            for r in done:
+                part = r[_PART]
+                if part == LAST:
+                    link_done += 1
+                    r[_KVD] = now
+                    if landing > 0:
+                        push(heap, [now + landing, seq, _READY, r])
+                        seq += 1
+                    else:
+                        ready(r)
+                elif part == BULK:
+                    r[_PART] = BULK_SENT
+                elif part == BULK_AFTER_PREFILL:
+                    r[_PART] = LAST
+                    submit(r, r[_KV] / n_layers)
+                else:  # prefix-cache prefetch done: the request joins its prefill queue
+                    r[_PART] = 0
+                    pool_submit(pool_p if r[_OFF] else pool_l, r)
+        elif kind == _ARRIVE:  # sim.run._Run.arrive
+            i = arrived
+            if par:  # ParamSource.measured and request, inline
+                pos = i - base
+                measured = i >= warm_i if warm_i is not None else now >= warm_t
+                if measured:
+                    if not run.snaps:
+                        run.snaps.append(snapshot())
+                    n_measured += 1
+                l = ls[pos]
+                if thr < l:
+                    r = [i, now, l, True, svp[pos], kvs[pos], hold_c, measured, 0, nan, nan, nan]
+                    routed_p += 1
+                    pool_submit(pool_p, r)
+                else:
+                    r = [i, now, l, False, svl[pos], 0.0, hold_c, measured, 0, nan, nan, nan]
+                    routed_l += 1
+                    pool_submit(pool_l, r)
+                arrived = i + 1
+                if pos + 1 < len(times):
+                    nxt = times[pos + 1]
+                else:
+                    nxt = next_time(i + 1)
+                    times, ls, svp, svl, kvs, base = src._times, src._l, src._svc_p, src._svc_l, src._kv, src._base
+            else:
+                measured = measured_of(i, now)
+                if measured:
+                    if not run.snaps:
+                        run.snaps.append(snapshot())
+                    n_measured += 1
+                off, l, service, kv, hold, prefetch = request(i, route, measured)
+                r = [i, now, l, off, service, kv, hold, measured, 0, nan, nan, nan]
+                arrived = i + 1
+                if off:
+                    routed_p += 1
+                else:
+                    routed_l += 1
+                if prefetch > 0:
+                    r[_PART] = PREFETCH
+                    submit(r, float(prefetch))
+                else:
+                    pool_submit(pool_p if off else pool_l, r)
+                nxt = next_time(i + 1)
+            if nxt is None:
+                done_arriving = True
+                run.snaps.append(snapshot())
+            else:
+                push(heap, [float(nxt), seq, _ARRIVE, None])
+                seq += 1
+        elif kind in (_FIN_P, _FIN_L):  # Pool._finish and the pool's on_done
+            r = e[3]
+            pool = pool_p if kind == _FIN_P else pool_l
+            dt = now - pool.last_t
+            if dt > 0:
+                pool.area_queue += dt * len(pool.queue)
+                pool.area_busy += dt * pool.busy
+                pool.area_servers += dt * pool.n
+                pool.last_t = now
+            pool.completed += 1
+            r[_PC] = now
+            if pool.queue and pool.busy <= pool.n:
+                q = pool.queue.popleft()  # Pool._start, with the PrfaaS pool's on_start
+                q[_PS] = now
+                push(heap, [now + q[_SVC], seq, kind, q])
+                seq += 1
+                if kind == _FIN_P and n_layers > 1:
+                    push(heap, [now + q[_SVC] / n_layers, seq, _BULK, q])
+                    seq += 1
+            else:
+                pool.busy -= 1
+            if kind == _FIN_L:  # RDMA inside the cluster: instantaneous
+                r[_KVD] = now
+                ready(r)
+            else:
+                part = r[_PART]
+                if part == BULK:
+                    r[_PART] = BULK_AFTER_PREFILL
+                else:  # the last layer after the first ones, or (no pipelining) everything
+                    r[_PART] = LAST
+                    if now > l_last:
+                        advance()
+                    push(active, (l_virtual + (r[_KV] / n_layers if part == BULK_SENT else r[_KV]), l_seq, r))
+                    l_seq += 1
+                    tseq = seq
+                    seq += 1
+        elif kind == _BULK:  # KvPath._bulk_start
+            r = e[3]
+            if r[_PART] == 0:  # a zero-length prefill already sent everything
+                r[_PART] = BULK
+                if now > l_last:
+                    advance()
+                push(active, (l_virtual + r[_KV] * (n_layers - 1) / n_layers, l_seq, r))
+                l_seq += 1
+                tseq = seq
+                seq += 1
+        elif kind == _READY:
+            ready(e[3])
+        else:  # DecodeSlots._admit
+            dec._event = None
+            dt = now - dec.last_t
+            if dt > 0:
+                dec.area_waiting += dt * len(waiting)
+                dec.area_slots += dt * len(free_at)
+                dec.last_t = now
+            while waiting and free_at[0] <= now:
+                r = waiting.popleft()
+                heapreplace(free_at, now + r[_HOLD])
+                dec.admitted += 1
+                dec.admitted_hold += r[_HOLD]
+                admit(r)
+            if waiting:
+                dec._event = e = [now if now >= free_at[0] else free_at[0], seq, _ADMIT, None]
+                seq += 1
+                push(heap, e)
+        if tseq >= 0:  # SharedLink._reschedule, once, for the last of this event's
+            if active and bw > 0:
+                tag = active[0][0]
+                delay = (tag - l_virtual) * len(active) / bw
+                timer = [now + (delay if delay > 0.0 else 0.0), tseq, _LINK, tag]
+            else:
+                timer = None
+            tseq = -1
+        n += 1
+        if n % step == 0:
+            if progress is not None:
+                progress(arrived)
+            if not drain and done_arriving:
+                stopped = True
+                break
+    if not stopped and progress is not None:  # drive's report of the step that ran dry
+        progress(arrived)
+    link._virtual, link.busy_time, link._bytes, link._last_t, link._seq = l_virtual, l_busy, l_bytes, l_last, l_seq
+    run.link_done, run.arrived, run.n_measured = link_done, arrived, n_measured
+    run.routed["prfaas"], run.routed["local"] = routed_p, routed_l
+    run.done_arriving = done_arriving
+    engine.now = now
+    engine.events_processed += n
