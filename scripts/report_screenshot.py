@@ -58,6 +58,7 @@ def inspect(html: Path, *, width: int = 1280, height: int | None = 1000, full_pa
     whole page with ``full_page``)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.support.ui import WebDriverWait
 
     found = binaries()
     if found is None:
@@ -72,6 +73,9 @@ def inspect(html: Path, *, width: int = 1280, height: int | None = 1000, full_pa
         driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=opts)
         try:
             driver.get(html.resolve().as_uri())
+            # driver.get waits for the load event; a busy machine once gave a figure without its
+            # caption, as if the rest of the page were not parsed yet: wait for it explicitly
+            WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.readyState") == "complete")
             figures = driver.execute_script(_FIGURES_JS)
             resources = driver.execute_script(_RESOURCES_JS)
             page_height = int(driver.execute_script("return document.documentElement.scrollHeight"))

@@ -246,7 +246,8 @@ def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, ste
                 arrived = i + 1
                 if pos + 1 < len(times):
                     nxt = times[pos + 1]
-                else:
+                else:  # the batch is spent: let it go before the source draws the next one
+                    times = ls = svp = svl = kvs = ()
                     nxt = next_time(i + 1)
                     times, ls, svp, svl, kvs, base = src._times, src._l, src._svc_p, src._svc_l, src._kv, src._base
             else:
