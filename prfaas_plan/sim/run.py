@@ -57,7 +57,7 @@ import numpy as np
 from prfaas_plan.errors import SpecError
 from prfaas_plan.sim import kernel
 from prfaas_plan.sim.engine import Engine
-from prfaas_plan.sim.entities import HIST_BINS, HIST_LO_S, LOG_LO, SCALE, DecodeSlots, Hist, Pool, Req
+from prfaas_plan.sim.entities import DecodeSlots, Hist, Pool, Req
 from prfaas_plan.sim.path import PREFETCH, KvPath
 from prfaas_plan.sim.policies import LinkMonitor, ParamSource, RoleBalancer, TraceSource, make_source
 from prfaas_plan.sim.replay import Router, timeline
@@ -70,7 +70,6 @@ from prfaas_plan.specs.system import ControlConfig, SystemConfig
 __all__ = ["Saturation", "SimResult", "check_bounds", "simulate"]
 
 _heappush = heapq.heappush
-_log = math.log
 _STEP = 20_000  # events between progress reports
 _SERIES_POINTS = 500  # link utilisation series: about this many windows over the run
 _TIE = 0.001  # saturation: stages within 0.1% of the lowest rate tie; the most upstream one is named
@@ -196,18 +195,10 @@ class _Run(KvPath):
             self.end = self._snapshot()
         if self.router is not None:
             self.seen.append((r.arrived_at, ttft, r.offload, self.thr_at.pop(r.i, math.inf)))
-        if r.measured:  # Hist.bin_of and Hist.add on both histograms, inline (the same operations)
-            k = 0 if ttft <= HIST_LO_S else int((_log(ttft) - LOG_LO) * SCALE)
-            if k >= HIST_BINS:
-                k = HIST_BINS - 1
+        if r.measured:
+            k = Hist.bin_of(ttft)
             for h in (self.hist, self.hist_path["prfaas" if r.offload else "local"]):
-                h.counts[k] += 1
-                h.n += 1
-                h.total += ttft
-                if ttft < h.lo:
-                    h.lo = ttft
-                if ttft > h.hi:
-                    h.hi = ttft
+                h.add(ttft, k)
         if self.records is not None:
             self.records.append((r.i, r.arrived_at, "prfaas" if r.offload else "local", r.l, r.prefill_started_at,
                                  r.prefill_completed_at, r.kv_transfer_completed_at, now, now + r.hold, ttft,
