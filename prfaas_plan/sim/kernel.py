@@ -38,7 +38,8 @@ _I, _AT, _L, _OFF, _SVC, _KV, _HOLD, _MEAS, _PART, _PS, _PC, _KVD = range(12)
 
 def plain(run: Any) -> bool:
     """Whether ``run`` (a ``sim.run._Run``) can take this path: no control loop, no replayed series."""
-    return run.monitor is None and run.balancer is None and run.router is None and run.link.window_s is not None
+    return (run.monitor is None and run.balancer is None and run.router is None and run.link.window_s is not None
+            and run.hist.n == 0)
 
 
 def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, step: int) -> None:
@@ -57,7 +58,12 @@ def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, ste
     next_time, request, measured_of = src.next_time, src.request, src.measured
     route = thr.__lt__
     free_at, waiting = dec.free_at, dec.waiting
+    # the TTFT histograms: counts per path, running sums and extremes in locals; the whole run's
+    # counts are the paths' summed at the end, its sum is kept in admission order as the reference's
     hist, hist_p, hist_l = run.hist, run.hist_path["prfaas"], run.hist_path["local"]
+    counts_p, counts_l = hist_p.counts, hist_l.counts
+    tot, tot_p, tot_l = hist.total, hist_p.total, hist_l.total
+    lo_p, hi_p, lo_l, hi_l = hist_p.lo, hist_p.hi, hist_l.lo, hist_l.hi
     records = run.records
     # the parametric source's current batch, read in place (ParamSource.request and next_time)
     par = isinstance(src, ParamSource)
@@ -161,21 +167,29 @@ def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, ste
             push(heap, entry)
 
     def admit(r: list[Any]) -> None:  # sim.run._Run._admit
+        nonlocal tot, tot_p, tot_l, lo_p, hi_p, lo_l, hi_l
         ttft = now - r[_AT]
         if done_arriving:
             run.end = snapshot()
-        if r[_MEAS]:
+        if r[_MEAS]:  # Hist.bin_of and Hist.add
             k = 0 if ttft <= HIST_LO_S else int((log(ttft) - LOG_LO) * SCALE)
             if k >= HIST_BINS:
                 k = HIST_BINS - 1
-            for h in (hist, hist_p if r[_OFF] else hist_l):
-                h.counts[k] += 1
-                h.n += 1
-                h.total += ttft
-                if ttft < h.lo:
-                    h.lo = ttft
-                if ttft > h.hi:
-                    h.hi = ttft
+            tot += ttft
+            if r[_OFF]:
+                counts_p[k] += 1
+                tot_p += ttft
+                if ttft < lo_p:
+                    lo_p = ttft
+                if ttft > hi_p:
+                    hi_p = ttft
+            else:
+                counts_l[k] += 1
+                tot_l += ttft
+                if ttft < lo_l:
+                    lo_l = ttft
+                if ttft > hi_l:
+                    hi_l = ttft
         if records is not None:
             records.append((r[_I], r[_AT], "prfaas" if r[_OFF] else "local", r[_L], r[_PS], r[_PC], r[_KVD],
                             now, now + r[_HOLD], ttft, r[_MEAS]))
@@ -361,5 +375,10 @@ def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, ste
     run.link_done, run.arrived, run.n_measured = link_done, arrived, n_measured
     run.routed["prfaas"], run.routed["local"] = routed_p, routed_l
     run.done_arriving = done_arriving
+    hist_p.n, hist_p.total, hist_p.lo, hist_p.hi = sum(counts_p), tot_p, lo_p, hi_p
+    hist_l.n, hist_l.total, hist_l.lo, hist_l.hi = sum(counts_l), tot_l, lo_l, hi_l
+    hist.counts = [a + b for a, b in zip(counts_p, counts_l, strict=True)]
+    hist.n, hist.total = hist_p.n + hist_l.n, tot
+    hist.lo, hist.hi = min(lo_p, lo_l), max(hi_p, hi_l)
     engine.now = now
     engine.events_processed += n
