@@ -20,16 +20,21 @@ result bit for bit (tests/sim/test_kernel.py), so their ratio is the fast path's
 Figures (``--requests 50000 --repeat 3``, two cores; the floor moves by up to 2x between runs on
 this machine, so compare within a run), requests per CPU second:
 
+    fast path as Python (sim/kernel.py run by the interpreter), two runs:
     system               run 1: reference   fast (gain)        run 2: reference   fast (gain)
     PrfaaS-PD            60,989             98,026 (1.61x)     101,824            149,165 (1.46x)
     homogeneous          134,137            177,135 (1.32x)    176,167            273,498 (1.55x)
     naive heterogeneous  49,192             77,426 (1.57x)     77,676             112,680 (1.45x)
 
-The fast path runs at 0.23-0.40x its floor (a bare heapq loop of as many events), as the
-reference did at 0.12-0.21x before it: the events themselves are all needed (each changes shared
-state at its own time: a prefill start or end moves the link's processor sharing or the decode
-admission queue), and what is left is the Python work each one does; the 250k target is met by
-homogeneous PD in the quieter run only.
+    fast path compiled (setup.py, Cython), three runs:
+    system               reference           fast                      gain          fast / floor
+    PrfaaS-PD            97,929-127,812      243,438-305,369           2.44-2.49x    0.37-0.39
+    homogeneous          179,892-243,555     416,201-550,043           2.26-2.40x    0.38-0.40
+    naive heterogeneous  66,203-94,408       174,703-227,842           2.05-2.64x    0.36-0.54
+
+The events themselves are all needed (each changes shared state at its own time: a prefill start
+or end moves the link's processor sharing or the decode admission queue); what is left is the
+work each one does on Python objects (lists, the heap, the source's batch).
 """
 
 from __future__ import annotations
@@ -47,6 +52,8 @@ from prfaas_plan import units
 from prfaas_plan.api.systems import systems
 from prfaas_plan.io.load import Catalog
 from prfaas_plan.io.scenario import load_scenario
+from prfaas_plan.sim import fast as fast_path
+from prfaas_plan.sim import kernel
 from prfaas_plan.sim.run import simulate
 
 TARGET_RPS = 250_000
@@ -83,7 +90,9 @@ def main() -> None:
     sc = load_scenario(None, Catalog.default())
     configs = systems(sc)
     rate = args.load * min(c.capacity_rps for c in configs.values())
-    print(f"case study, {rate:.3f} req/s ({args.load:g} x the smallest capacity), {args.requests:,} requests")
+    impl = fast_path.implementation()
+    print(f"case study, {rate:.3f} req/s ({args.load:g} x the smallest capacity), {args.requests:,} requests; "
+          f"fast path {'compiled' if impl is not kernel else 'as Python (no compiled build)'}")
     for name, c in configs.items():
         best: dict[bool, object] = {}
         for rep in range(args.repeat):  # the two paths interleaved, so both see the same machine

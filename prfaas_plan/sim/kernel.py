@@ -1,4 +1,5 @@
-"""The simulator's fast path: one system's run as one event loop, its callbacks written inline.
+"""The simulator's fast path: one system's run as one event loop, its callbacks written inline
+(``sim.fast`` says when it runs, and whether compiled).
 
 ``sim.run._Run`` runs a system as objects that schedule bound methods on ``sim.engine.Engine``
 (the reference: readable, and the only path for the control loops and a replayed bandwidth
@@ -24,11 +25,16 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+try:  # noqa: SIM105 (Cython reads this import; as Python the annotations are never evaluated)
+    import cython
+except ImportError:
+    pass
+
 from prfaas_plan.sim.entities import HIST_BINS, HIST_LO_S, LOG_LO, SCALE
 from prfaas_plan.sim.path import BULK, BULK_AFTER_PREFILL, BULK_SENT, LAST, PREFETCH
 from prfaas_plan.sim.policies import ParamSource
 
-__all__ = ["plain", "run_plain"]
+__all__ = ["run_plain"]
 
 # event kinds
 _ARRIVE, _FIN_P, _FIN_L, _BULK, _READY, _ADMIT, _LINK = range(7)
@@ -36,20 +42,16 @@ _ARRIVE, _FIN_P, _FIN_L, _BULK, _READY, _ADMIT, _LINK = range(7)
 _I, _AT, _L, _OFF, _SVC, _KV, _HOLD, _MEAS, _PART, _PS, _PC, _KVD = range(12)
 
 
-def plain(run: Any) -> bool:
-    """Whether ``run`` (a ``sim.run._Run``) can take this path: no control loop, no replayed series."""
-    return (run.monitor is None and run.balancer is None and run.router is None and run.link.window_s is not None
-            and run.hist.n == 0)
-
-
 def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, step: int) -> None:
     """Play ``run`` to its end as ``sim.run.drive`` would: ``step`` events between progress reports,
     stopping after the step in which the last request arrived unless ``drain``.
 
-    The link's reschedules are folded: where ``SharedLink._reschedule`` runs, this draws the seq
-    it would draw and marks the link; the timer entry is built once, at the end of the event, from
-    the state the last of them saw (nothing touches the link after it within an event). A seq
-    drawn and never used leaves the order of the others as it was."""
+    The state of the link, the two prefill pools, the decode slots and the histograms is in local
+    variables (typed for the compiled build), written to the objects around each snapshot and at
+    the end. The link's reschedules are folded: where ``SharedLink._reschedule`` runs, this draws
+    the seq it would draw; the timer entry is built once, at the end of the event, from the state
+    the last of them saw (nothing touches the link after it within an event). A seq drawn and
+    never used leaves the order of the others as it was."""
     engine, src, link, dec = run.engine, run.src, run.link, run.decode
     pool_p, pool_l = run.pool_p, run.pool_l
     heap: list[list[Any]] = engine._heap
@@ -57,13 +59,17 @@ def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, ste
     thr, n_layers, landing = run.thr, run.n_layers, run.system.landing_s
     next_time, request, measured_of = src.next_time, src.request, src.measured
     route = thr.__lt__
-    free_at, waiting = dec.free_at, dec.waiting
-    # the TTFT histograms: counts per path, running sums and extremes in locals; the whole run's
-    # counts are the paths' summed at the end, its sum is kept in admission order as the reference's
+    # the TTFT histograms: counts per path, running sums and extremes; the whole run's counts are
+    # the paths' summed at the end, its sum is kept in admission order as the reference's
     hist, hist_p, hist_l = run.hist, run.hist_path["prfaas"], run.hist_path["local"]
     counts_p, counts_l = hist_p.counts, hist_l.counts
-    tot, tot_p, tot_l = hist.total, hist_p.total, hist_l.total
-    lo_p, hi_p, lo_l, hi_l = hist_p.lo, hist_p.hi, hist_l.lo, hist_l.hi
+    tot: cython.double = hist.total
+    tot_p: cython.double = hist_p.total
+    tot_l: cython.double = hist_l.total
+    lo_p: cython.double = hist_p.lo
+    hi_p: cython.double = hist_p.hi
+    lo_l: cython.double = hist_l.lo
+    hi_l: cython.double = hist_l.hi
     records = run.records
     # the parametric source's current batch, read in place (ParamSource.request and next_time)
     par = isinstance(src, ParamSource)
@@ -73,29 +79,80 @@ def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, ste
         warm_i, warm_t, hold_c = src.warm_i, src.warm_t, src.hold
     # the link (SharedLink's state; bandwidth fixed on this path)
     active: list[tuple[float, int, Any]] = link._active
-    bw, window, t0, windows = link.bandwidth, link.window_s, link._t0, link._window_bytes
+    bw: cython.double = link.bandwidth
+    window, t0, windows = link.window_s, link._t0, link._window_bytes
     add_to_windows = link._add_to_windows
-    l_virtual, l_busy, l_bytes, l_last, l_seq = link._virtual, link.busy_time, link._bytes, link._last_t, link._seq
+    l_virtual: cython.double = link._virtual
+    l_busy: cython.double = link.busy_time
+    l_bytes: cython.double = link._bytes
+    l_last: cython.double = link._last_t
+    l_seq: cython.Py_ssize_t = link._seq
     timer: list[Any] | None = None  # the link's next completion: [time, seq, _LINK, tag]
-    tseq = -1  # the seq of the link's last reschedule in this event, -1: none
-    seq = next(engine._seq)
-    now = engine.now
-    arrived, link_done, n_measured = run.arrived, run.link_done, run.n_measured
-    routed_p, routed_l = run.routed["prfaas"], run.routed["local"]
+    tseq: cython.Py_ssize_t = -1  # the seq of the link's last reschedule in this event, -1: none
+    # the pools (Pool's state; a missing pool's is never touched: routing sends it nothing)
+    none = pool_p or pool_l
+    pp, pl = pool_p or none, pool_l or none
+    p_n: cython.Py_ssize_t = pp.n
+    p_busy: cython.Py_ssize_t = pp.busy
+    p_done: cython.Py_ssize_t = pp.completed
+    p_aq: cython.double = pp.area_queue
+    p_ab: cython.double = pp.area_busy
+    p_as: cython.double = pp.area_servers
+    p_last: cython.double = pp.last_t
+    p_queue = pp.queue
+    q_n: cython.Py_ssize_t = pl.n
+    q_busy: cython.Py_ssize_t = pl.busy
+    q_done: cython.Py_ssize_t = pl.completed
+    q_aq: cython.double = pl.area_queue
+    q_ab: cython.double = pl.area_busy
+    q_as: cython.double = pl.area_servers
+    q_last: cython.double = pl.last_t
+    q_queue = pl.queue
+    # the decode slots (DecodeSlots' state)
+    free_at, waiting = dec.free_at, dec.waiting
+    d_event = dec._event
+    d_adm: cython.Py_ssize_t = dec.admitted
+    d_hold: cython.double = dec.admitted_hold
+    d_aw: cython.double = dec.area_waiting
+    d_as: cython.double = dec.area_slots
+    d_last: cython.double = dec.last_t
+    seq: cython.Py_ssize_t = next(engine._seq)
+    now: cython.double = engine.now
+    arrived: cython.Py_ssize_t = run.arrived
+    link_done: cython.Py_ssize_t = run.link_done
+    n_measured: cython.Py_ssize_t = run.n_measured
+    routed_p: cython.Py_ssize_t = run.routed["prfaas"]
+    routed_l: cython.Py_ssize_t = run.routed["local"]
     done_arriving = run.done_arriving
 
-    def snapshot() -> dict[str, float]:  # sim.run._Run._snapshot, on the objects
-        nonlocal l_virtual, l_busy, l_bytes, l_last
-        link._virtual, link.busy_time, link._bytes, link._last_t = l_virtual, l_busy, l_bytes, l_last
-        run.link_done, run.arrived = link_done, arrived
+    def out() -> None:  # the locals into the objects
+        link._virtual, link.busy_time, link._bytes, link._last_t, link._seq = l_virtual, l_busy, l_bytes, l_last, l_seq
+        if pool_p is not None:
+            pool_p.busy, pool_p.completed, pool_p.last_t = p_busy, p_done, p_last
+            pool_p.area_queue, pool_p.area_busy, pool_p.area_servers = p_aq, p_ab, p_as
+        if pool_l is not None:
+            pool_l.busy, pool_l.completed, pool_l.last_t = q_busy, q_done, q_last
+            pool_l.area_queue, pool_l.area_busy, pool_l.area_servers = q_aq, q_ab, q_as
+        dec._event, dec.admitted, dec.admitted_hold = d_event, d_adm, d_hold
+        dec.area_waiting, dec.area_slots, dec.last_t = d_aw, d_as, d_last
+        run.link_done, run.arrived, run.n_measured = link_done, arrived, n_measured
         run.routed["prfaas"], run.routed["local"] = routed_p, routed_l
         engine.now = now
+
+    def snapshot() -> dict[str, float]:  # sim.run._Run._snapshot, on the objects: it advances them
+        nonlocal l_virtual, l_busy, l_bytes, l_last, p_aq, p_ab, p_as, p_last, q_aq, q_ab, q_as, q_last
+        nonlocal d_aw, d_as, d_last
+        out()
         s = run._snapshot()
         l_virtual, l_busy, l_bytes, l_last = link._virtual, link.busy_time, link._bytes, link._last_t
+        p_aq, p_ab, p_as, p_last = pp.area_queue, pp.area_busy, pp.area_servers, pp.last_t
+        q_aq, q_ab, q_as, q_last = pl.area_queue, pl.area_busy, pl.area_servers, pl.last_t
+        d_aw, d_as, d_last = dec.area_waiting, dec.area_slots, dec.last_t
         return s
 
     def advance() -> None:  # SharedLink._advance(now), for now > l_last
         nonlocal l_virtual, l_busy, l_bytes, l_last
+        dt: cython.double
         if active:
             dt = now - l_last
             l_virtual += dt * bw / len(active)
@@ -124,51 +181,71 @@ def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, ste
         tseq = seq
         seq += 1
 
-    def pool_submit(pool: Any, r: list[Any]) -> None:  # Pool.submit
+    def start_p(r: list[Any]) -> None:  # Pool._start of the PrfaaS pool, with its on_start
         nonlocal seq
-        dt = now - pool.last_t
+        r[_PS] = now
+        push(heap, [now + r[_SVC], seq, _FIN_P, r])
+        seq += 1
+        if n_layers > 1:
+            push(heap, [now + r[_SVC] / n_layers, seq, _BULK, r])
+            seq += 1
+
+    def start_l(r: list[Any]) -> None:  # Pool._start of the PD-P pool
+        nonlocal seq
+        r[_PS] = now
+        push(heap, [now + r[_SVC], seq, _FIN_L, r])
+        seq += 1
+
+    def submit_p(r: list[Any]) -> None:  # Pool.submit
+        nonlocal p_aq, p_ab, p_as, p_last, p_busy
+        dt: cython.double = now - p_last
         if dt > 0:
-            pool.area_queue += dt * len(pool.queue)
-            pool.area_busy += dt * pool.busy
-            pool.area_servers += dt * pool.n
-            pool.last_t = now
-        if pool.busy < pool.n:
-            pool.busy += 1
-            r[_PS] = now  # Pool._start, with the PrfaaS pool's on_start
-            if pool is pool_p:
-                push(heap, [now + r[_SVC], seq, _FIN_P, r])
-                seq += 1
-                if n_layers > 1:
-                    push(heap, [now + r[_SVC] / n_layers, seq, _BULK, r])
-                    seq += 1
-            else:
-                push(heap, [now + r[_SVC], seq, _FIN_L, r])
-                seq += 1
+            p_aq += dt * len(p_queue)
+            p_ab += dt * p_busy
+            p_as += dt * p_n
+            p_last = now
+        if p_busy < p_n:
+            p_busy += 1
+            start_p(r)
         else:
-            pool.queue.append(r)
+            p_queue.append(r)
+
+    def submit_l(r: list[Any]) -> None:  # Pool.submit
+        nonlocal q_aq, q_ab, q_as, q_last, q_busy
+        dt: cython.double = now - q_last
+        if dt > 0:
+            q_aq += dt * len(q_queue)
+            q_ab += dt * q_busy
+            q_as += dt * q_n
+            q_last = now
+        if q_busy < q_n:
+            q_busy += 1
+            start_l(r)
+        else:
+            q_queue.append(r)
 
     def ready(r: list[Any]) -> None:  # DecodeSlots.ready
-        nonlocal seq
+        nonlocal seq, d_adm, d_hold, d_aw, d_as, d_last, d_event
         if not waiting and free_at[0] <= now:
             heapreplace(free_at, now + r[_HOLD])
-            dec.admitted += 1
-            dec.admitted_hold += r[_HOLD]
+            d_adm += 1
+            d_hold += r[_HOLD]
             admit(r)
             return
-        dt = now - dec.last_t
+        dt: cython.double = now - d_last
         if dt > 0:
-            dec.area_waiting += dt * len(waiting)
-            dec.area_slots += dt * len(free_at)
-            dec.last_t = now
+            d_aw += dt * len(waiting)
+            d_as += dt * len(free_at)
+            d_last = now
         waiting.append(r)
-        if dec._event is None:
-            dec._event = entry = [now if now >= free_at[0] else free_at[0], seq, _ADMIT, None]
+        if d_event is None:
+            d_event = [now if now >= free_at[0] else free_at[0], seq, _ADMIT, None]
             seq += 1
-            push(heap, entry)
+            push(heap, d_event)
 
     def admit(r: list[Any]) -> None:  # sim.run._Run._admit
         nonlocal tot, tot_p, tot_l, lo_p, hi_p, lo_l, hi_l
-        ttft = now - r[_AT]
+        ttft: cython.double = now - r[_AT]
         if done_arriving:
             run.end = snapshot()
         if r[_MEAS]:  # Hist.bin_of and Hist.add
@@ -199,7 +276,8 @@ def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, ste
         times, ls, svp, svl, kvs, base = src._times, src._l, src._svc_p, src._svc_l, src._kv, src._base
     push(heap, [float(first), seq, _ARRIVE, None])
     seq += 1
-    n = 0
+    n: cython.Py_ssize_t = 0
+    dt: cython.double
     stopped = False
     while True:
         if heap and (timer is None or heap[0] < timer):
@@ -238,7 +316,10 @@ def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, ste
                     submit(r, r[_KV] / n_layers)
                 else:  # prefix-cache prefetch done: the request joins its prefill queue
                     r[_PART] = 0
-                    pool_submit(pool_p if r[_OFF] else pool_l, r)
+                    if r[_OFF]:
+                        submit_p(r)
+                    else:
+                        submit_l(r)
         elif kind == _ARRIVE:  # sim.run._Run.arrive
             i = arrived
             if par:  # ParamSource.measured and request, inline
@@ -250,13 +331,11 @@ def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, ste
                     n_measured += 1
                 l = ls[pos]
                 if thr < l:
-                    r = [i, now, l, True, svp[pos], kvs[pos], hold_c, measured, 0, nan, nan, nan]
                     routed_p += 1
-                    pool_submit(pool_p, r)
+                    submit_p([i, now, l, True, svp[pos], kvs[pos], hold_c, measured, 0, nan, nan, nan])
                 else:
-                    r = [i, now, l, False, svl[pos], 0.0, hold_c, measured, 0, nan, nan, nan]
                     routed_l += 1
-                    pool_submit(pool_l, r)
+                    submit_l([i, now, l, False, svl[pos], 0.0, hold_c, measured, 0, nan, nan, nan])
                 arrived = i + 1
                 if pos + 1 < len(times):
                     nxt = times[pos + 1]
@@ -280,8 +359,10 @@ def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, ste
                 if prefetch > 0:
                     r[_PART] = PREFETCH
                     submit(r, float(prefetch))
+                elif off:
+                    submit_p(r)
                 else:
-                    pool_submit(pool_p if off else pool_l, r)
+                    submit_l(r)
                 nxt = next_time(i + 1)
             if nxt is None:
                 done_arriving = True
@@ -289,42 +370,47 @@ def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, ste
             else:
                 push(heap, [float(nxt), seq, _ARRIVE, None])
                 seq += 1
-        elif kind in (_FIN_P, _FIN_L):  # Pool._finish and the pool's on_done
+        elif kind == _FIN_L:  # Pool._finish of the PD-P pool, then KvPath._prefill_done_l
             r = e[3]
-            pool = pool_p if kind == _FIN_P else pool_l
-            dt = now - pool.last_t
+            dt = now - q_last
             if dt > 0:
-                pool.area_queue += dt * len(pool.queue)
-                pool.area_busy += dt * pool.busy
-                pool.area_servers += dt * pool.n
-                pool.last_t = now
-            pool.completed += 1
+                q_aq += dt * len(q_queue)
+                q_ab += dt * q_busy
+                q_as += dt * q_n
+                q_last = now
+            q_done += 1
             r[_PC] = now
-            if pool.queue and pool.busy <= pool.n:
-                q = pool.queue.popleft()  # Pool._start, with the PrfaaS pool's on_start
-                q[_PS] = now
-                push(heap, [now + q[_SVC], seq, kind, q])
+            if q_queue and q_busy <= q_n:
+                start_l(q_queue.popleft())
+            else:
+                q_busy -= 1
+            r[_KVD] = now  # RDMA inside the cluster: instantaneous
+            ready(r)
+        elif kind == _FIN_P:  # Pool._finish of the PrfaaS pool, then KvPath._prefill_done_p
+            r = e[3]
+            dt = now - p_last
+            if dt > 0:
+                p_aq += dt * len(p_queue)
+                p_ab += dt * p_busy
+                p_as += dt * p_n
+                p_last = now
+            p_done += 1
+            r[_PC] = now
+            if p_queue and p_busy <= p_n:
+                start_p(p_queue.popleft())
+            else:
+                p_busy -= 1
+            part = r[_PART]
+            if part == BULK:
+                r[_PART] = BULK_AFTER_PREFILL
+            else:  # the last layer after the first ones, or (no pipelining) everything
+                r[_PART] = LAST
+                if now > l_last:
+                    advance()
+                push(active, (l_virtual + (r[_KV] / n_layers if part == BULK_SENT else r[_KV]), l_seq, r))
+                l_seq += 1
+                tseq = seq
                 seq += 1
-                if kind == _FIN_P and n_layers > 1:
-                    push(heap, [now + q[_SVC] / n_layers, seq, _BULK, q])
-                    seq += 1
-            else:
-                pool.busy -= 1
-            if kind == _FIN_L:  # RDMA inside the cluster: instantaneous
-                r[_KVD] = now
-                ready(r)
-            else:
-                part = r[_PART]
-                if part == BULK:
-                    r[_PART] = BULK_AFTER_PREFILL
-                else:  # the last layer after the first ones, or (no pipelining) everything
-                    r[_PART] = LAST
-                    if now > l_last:
-                        advance()
-                    push(active, (l_virtual + (r[_KV] / n_layers if part == BULK_SENT else r[_KV]), l_seq, r))
-                    l_seq += 1
-                    tseq = seq
-                    seq += 1
         elif kind == _BULK:  # KvPath._bulk_start
             r = e[3]
             if r[_PART] == 0:  # a zero-length prefill already sent everything
@@ -338,22 +424,22 @@ def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, ste
         elif kind == _READY:
             ready(e[3])
         else:  # DecodeSlots._admit
-            dec._event = None
-            dt = now - dec.last_t
+            d_event = None
+            dt = now - d_last
             if dt > 0:
-                dec.area_waiting += dt * len(waiting)
-                dec.area_slots += dt * len(free_at)
-                dec.last_t = now
+                d_aw += dt * len(waiting)
+                d_as += dt * len(free_at)
+                d_last = now
             while waiting and free_at[0] <= now:
                 r = waiting.popleft()
                 heapreplace(free_at, now + r[_HOLD])
-                dec.admitted += 1
-                dec.admitted_hold += r[_HOLD]
+                d_adm += 1
+                d_hold += r[_HOLD]
                 admit(r)
             if waiting:
-                dec._event = e = [now if now >= free_at[0] else free_at[0], seq, _ADMIT, None]
+                d_event = [now if now >= free_at[0] else free_at[0], seq, _ADMIT, None]
                 seq += 1
-                push(heap, e)
+                push(heap, d_event)
         if tseq >= 0:  # SharedLink._reschedule, once, for the last of this event's
             if active and bw > 0:
                 tag = active[0][0]
@@ -371,14 +457,11 @@ def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, ste
                 break
     if not stopped and progress is not None:  # drive's report of the step that ran dry
         progress(arrived)
-    link._virtual, link.busy_time, link._bytes, link._last_t, link._seq = l_virtual, l_busy, l_bytes, l_last, l_seq
-    run.link_done, run.arrived, run.n_measured = link_done, arrived, n_measured
-    run.routed["prfaas"], run.routed["local"] = routed_p, routed_l
+    out()
     run.done_arriving = done_arriving
     hist_p.n, hist_p.total, hist_p.lo, hist_p.hi = sum(counts_p), tot_p, lo_p, hi_p
     hist_l.n, hist_l.total, hist_l.lo, hist_l.hi = sum(counts_l), tot_l, lo_l, hi_l
     hist.counts = [a + b for a, b in zip(counts_p, counts_l, strict=True)]
     hist.n, hist.total = hist_p.n + hist_l.n, tot
     hist.lo, hist.hi = min(lo_p, lo_l), max(hi_p, hi_l)
-    engine.now = now
     engine.events_processed += n

@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 
 from prfaas_plan.errors import SpecError
-from prfaas_plan.sim import kernel
+from prfaas_plan.sim import fast as fast_path
 from prfaas_plan.sim.engine import Engine
 from prfaas_plan.sim.entities import DecodeSlots, Hist, Pool, Req
 from prfaas_plan.sim.path import PREFETCH, KvPath
@@ -228,8 +228,8 @@ class _Run(KvPath):
         return s
 
     def run(self, progress: Callable[[int], None] | None, drain: bool, fast: bool = True) -> None:
-        if fast and kernel.plain(self):
-            kernel.run_plain(self, progress, drain, _STEP)
+        if fast and fast_path.plain(self):
+            fast_path.implementation().run_plain(self, progress, drain, _STEP)
             return
         first = self.src.next_time(0)
         assert first is not None
@@ -311,7 +311,7 @@ def simulate(sc: ScenarioSpec, system: SystemConfig, *, rate_rps: float | None, 
     every request. ``progress(arrived)`` is called every few thousand events. ``replay``: a
     bandwidth series and a router policy (``sim.replay``: keys series, policy, lookup, window_s,
     rate_window_s); the result then has a ``timeline``. ``fast`` False plays a run that the fast
-    path (``sim.kernel``) would take through the engine and the entities instead: the same result,
+    path (``sim.fast``) would take through the engine and the entities instead: the same result,
     bit for bit, more slowly (the reference the tests hold it against).
     """
     check_bounds(rate_rps, n_requests, duration_s, warmup_fraction)

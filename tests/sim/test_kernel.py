@@ -1,10 +1,16 @@
 """The fast path (``sim.kernel``) against the reference path (engine and entities): every field of
 the result, bit for bit, on the case study's systems, the trace in both cache modes, undrained
-runs, and random systems drawn by hypothesis (instances, threshold, link, RTT, pipelining, load)."""
+runs, and random systems drawn by hypothesis (instances, threshold, link, RTT, pipelining, load).
+
+Each comparison runs twice: on the extension setup.py compiles from ``sim/kernel.py`` with Cython
+and on that source as Python. Where no extension was built the compiled case skips, unless
+PRFAAS_COMPILED_REQUIRED is set (``.ci/run`` sets it: CI must test the build users run)."""
 
 from __future__ import annotations
 
 import dataclasses
+import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,7 +20,7 @@ from hypothesis import strategies as st
 from prfaas_plan.api.systems import systems
 from prfaas_plan.io.load import Catalog
 from prfaas_plan.io.scenario import load_scenario
-from prfaas_plan.sim import kernel
+from prfaas_plan.sim import fast, kernel
 from prfaas_plan.sim.entities import Hist
 from prfaas_plan.sim.policies import make_source
 from prfaas_plan.sim.run import _Run, simulate
@@ -42,12 +48,40 @@ def fields(res) -> dict:
     return {f.name: _plain(getattr(res, f.name)) for f in dataclasses.fields(res) if f.name not in SKIP}
 
 
+@pytest.fixture(params=["compiled", "python"], autouse=True)
+def impl(request, monkeypatch):
+    """The implementation a plain run takes in this test."""
+    here = kernel
+    active = fast.implementation()
+    if request.param == "compiled":
+        if active is here:
+            if os.environ.get("PRFAAS_COMPILED_REQUIRED"):
+                raise RuntimeError("the compiled fast path was not built (setup.py; needs Cython and a C compiler)")
+            pytest.skip("the compiled fast path is not built here")
+        return active
+    monkeypatch.setattr(fast, "implementation", lambda: here)
+    return here
+
+
+def test_the_compiled_build_is_this_source(impl):
+    """The extension carries the SHA-256 of the kernel.py it was compiled from, and is used only
+    while that is the file beside it (an edited source runs as Python until the next install)."""
+    import hashlib
+    from pathlib import Path
+
+    if impl is kernel:
+        assert not hasattr(impl, "SOURCE_SHA256")
+    else:
+        assert impl.__name__ == "prfaas_plan.sim._kernel" and impl.__file__.endswith(".so")
+        assert hashlib.sha256(Path(kernel.__file__).read_bytes()).hexdigest() == impl.SOURCE_SHA256
+
+
 def both(sc, system, seed, **kw):
     ticks = {True: [], False: []}
     out = {}
-    for fast in (True, False):
-        res = simulate(sc, system, progress=ticks[fast].append, fast=fast, rng=np.random.default_rng(seed), **kw)
-        out[fast] = fields(res)
+    for quick in (True, False):
+        res = simulate(sc, system, progress=ticks[quick].append, fast=quick, rng=np.random.default_rng(seed), **kw)
+        out[quick] = fields(res)
     return out[True], out[False], ticks
 
 
@@ -75,12 +109,12 @@ def test_case_study_systems(case, name, records):
     assert got["events"] > 2 * 25_000  # two progress steps at least: the step logic ran
 
 
-def test_the_fast_path_is_taken(case, monkeypatch):
+def test_the_fast_path_is_taken(case, monkeypatch, impl):
     """A plain run goes through the kernel; a run with a control loop does not."""
     sc, cfg = case
     calls = []
-    real = kernel.run_plain
-    monkeypatch.setattr(kernel, "run_plain", lambda *a: calls.append(1) or real(*a))
+    fake = type("Recorder", (), {"run_plain": staticmethod(lambda *a: calls.append(1) or impl.run_plain(*a))})
+    monkeypatch.setattr(fast, "implementation", lambda: fake)
     c = cfg["prfaas"]
     simulate(sc, c, rate_rps=1.0, n_requests=200, rng=np.random.default_rng(0))
     assert calls == [1]
@@ -93,9 +127,9 @@ def test_plain_is_what_the_reference_needs(case):
     c = cfg["prfaas"]
     src = make_source(sc, c, np.random.default_rng(0), rate_rps=1.0, n_requests=10, duration_s=None,
                       warmup_fraction=0.1)
-    assert kernel.plain(_Run(sc, c, src, records=False, control=None))
-    assert not kernel.plain(_Run(sc, c, src, records=False, control=ControlConfig()))
-    assert not kernel.plain(_Run(sc, c, src, records=False, control=ControlConfig(max_link_utilization=None,
+    assert fast.plain(_Run(sc, c, src, records=False, control=None))
+    assert not fast.plain(_Run(sc, c, src, records=False, control=ControlConfig()))
+    assert not fast.plain(_Run(sc, c, src, records=False, control=ControlConfig(max_link_utilization=None,
                                                                                   period_s=5.0)))
 
 
@@ -182,3 +216,12 @@ def test_memory_stays_flat(case):
     short, long, ref = peak(20_000, True), peak(60_000, True), peak(60_000, False)
     assert long - short < 0.5, (short, long)
     assert long < ref + 0.25, (long, ref)
+
+
+def test_an_edited_source_runs_as_python(monkeypatch, tmp_path):
+    """A build older than the source beside it is not used: kernel.py edited after the install."""
+    edited = tmp_path / "kernel.py"
+    edited.write_bytes(Path(kernel.__file__).read_bytes() + b"# edited\n")
+    monkeypatch.setattr(kernel, "__file__", str(edited))
+    monkeypatch.setattr(fast, "_IMPLEMENTATION", None)
+    assert fast.implementation() is kernel
