@@ -26,10 +26,10 @@ this machine, so compare within a run), requests per CPU second:
     homogeneous          134,137            177,135 (1.32x)    176,167            273,498 (1.55x)
     naive heterogeneous  49,192             77,426 (1.57x)     77,676             112,680 (1.45x)
 
-    fast path compiled (setup.py, Cython), three runs:
+    fast path compiled (setup.py, Cython), four runs (the fourth --requests 100000 --repeat 5):
     system               reference           fast                      gain          fast / floor
-    PrfaaS-PD            97,929-127,812      243,438-305,369           2.44-2.49x    0.37-0.39
-    homogeneous          179,892-243,555     416,201-550,043           2.26-2.40x    0.38-0.40
+    PrfaaS-PD            97,929-127,812      238,899-305,369           2.39-2.49x    0.34-0.39
+    homogeneous          179,892-243,555     416,201-550,043           2.26-2.40x    0.38-0.60
     naive heterogeneous  66,203-94,408       174,703-227,842           2.05-2.64x    0.36-0.54
 
 The events themselves are all needed (each changes shared state at its own time: a prefill start
@@ -92,7 +92,7 @@ def main() -> None:
     rate = args.load * min(c.capacity_rps for c in configs.values())
     impl = fast_path.implementation()
     print(f"case study, {rate:.3f} req/s ({args.load:g} x the smallest capacity), {args.requests:,} requests; "
-          f"fast path {'compiled' if impl is not kernel else 'as Python (no compiled build)'}")
+          f"fast path {'compiled' if impl is not kernel else 'as Python (no compiled build of this kernel.py)'}")
     for name, c in configs.items():
         best: dict[bool, object] = {}
         for rep in range(args.repeat):  # the two paths interleaved, so both see the same machine

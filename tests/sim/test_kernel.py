@@ -56,8 +56,9 @@ def impl(request, monkeypatch):
     if request.param == "compiled":
         if active is here:
             if os.environ.get("PRFAAS_COMPILED_REQUIRED"):
-                raise RuntimeError("the compiled fast path was not built (setup.py; needs Cython and a C compiler)")
-            pytest.skip("the compiled fast path is not built here")
+                raise RuntimeError("no compiled build of sim/kernel.py as it is now: pip install -e . builds it "
+                                   "(setup.py; Cython and a C compiler)")
+            pytest.skip("no compiled build of sim/kernel.py as it is now")
         return active
     monkeypatch.setattr(fast, "implementation", lambda: here)
     return here
