@@ -1,21 +1,17 @@
-"""The simulator's fast path: one system's run as one event loop, its callbacks written inline
-(``sim.fast`` says when it runs, and whether compiled).
+"""The simulator's fast path: one system's run as one event loop, its callbacks written inline;
+``sim.fast`` says when it runs and whether compiled (setup.py builds it with Cython).
 
-``sim.run._Run`` runs a system as objects that schedule bound methods on ``sim.engine.Engine``
-(the reference: readable, and the only path for the control loops and a replayed bandwidth
-series). Most runs have neither, and then each request's life is a fixed script: arrive, queue
-for a prefill instance, ship its KV over the link (offloaded), wait for a decode slot. This loop
-plays that script with the link's state, the event counter and the run's tallies in local
-variables and the events as ``[time, seq, kind, request]`` lists, so an event costs a heap pop
-and a branch instead of a call through the engine and three or four method calls.
-
-It is the reference step for step: the same events, created at the same moments with the same
-(time, seq) keys (the engine's priorities are all 0 here, so dropping them keeps the order),
-the same floating-point operations in the same order, the same snapshots. So a seed gives the
-same result on both paths, bit for bit (``tests/sim/test_kernel.py`` holds every field of the
-two against each other; ``tests/sim/test_identity.py`` runs its plain cases through this one).
-A request is a list ``[i, arrived_at, l, offload, service, kv, hold, measured, part,
-prefill_started_at, prefill_completed_at, kv_transfer_completed_at]``.
+The reference, ``sim.run._Run``, runs a system as objects scheduling bound methods on
+``sim.engine.Engine``; it alone serves the control loops and replayed series. Without those a
+request's life is a fixed script (arrive, queue for a prefill instance, ship the KV over the link
+when offloaded, wait for a decode slot), which this loop plays with the state of the link, the
+pools, the decode slots and the tallies in locals (typed when compiled) and the events as
+``[time, seq, kind, request]`` lists. It is the reference step for step: the same events at the
+same moments with the same (time, seq) keys (the engine's priorities are all 0 here), the same
+floating-point operations in the same order, the same snapshots, so a seed gives the same result
+bit for bit (tests/sim/test_kernel.py, test_identity.py). The two pools' code is written twice on
+purpose: their state is typed locals. A request is a list ``[i, arrived_at, l, offload, service,
+kv, hold, measured, part, prefill_started_at, prefill_completed_at, kv_transfer_completed_at]``.
 """
 
 from __future__ import annotations
