@@ -5,7 +5,7 @@ The extension is the same source (pure-Python mode: its type annotations are Cyt
 evaluated by Python) with the SHA-256 of ``kernel.py`` appended, so ``sim.kernel.implementation``
 uses it only while it matches the source beside it: an edited kernel.py runs as Python until the
 next install, never as a stale build. ``optional=True``: without a C compiler the build goes on and
-the simulator runs the Python source (the same results, 1.5-2x slower). ``-ffp-contract=off``:
+the simulator runs the Python source (the same results, about 1.5x slower). ``-ffp-contract=off``:
 no fused multiply-add, so every floating-point operation rounds as Python's does (the results
 are the reference path's bit for bit; tests/sim/test_kernel.py).
 """

@@ -20,17 +20,14 @@ result bit for bit (tests/sim/test_kernel.py), so their ratio is the fast path's
 Figures (``--requests 50000 --repeat 3``, two cores; the floor moves by up to 2x between runs on
 this machine, so compare within a run), requests per CPU second:
 
-    fast path as Python (sim/kernel.py run by the interpreter), two runs:
-    system               run 1: reference   fast (gain)        run 2: reference   fast (gain)
-    PrfaaS-PD            60,989             98,026 (1.61x)     101,824            149,165 (1.46x)
-    homogeneous          134,137            177,135 (1.32x)    176,167            273,498 (1.55x)
-    naive heterogeneous  49,192             77,426 (1.57x)     77,676             112,680 (1.45x)
-
     fast path compiled (setup.py, Cython), four runs (the fourth --requests 100000 --repeat 5):
     system               reference           fast                      gain          fast / floor
-    PrfaaS-PD            97,929-127,812      238,899-305,369           2.39-2.49x    0.34-0.39
-    homogeneous          179,892-243,555     416,201-550,043           2.26-2.40x    0.38-0.60
-    naive heterogeneous  66,203-94,408       174,703-227,842           2.05-2.64x    0.36-0.54
+    PrfaaS-PD            100,112-118,949     271,926-301,542           2.47-2.93x    0.39-0.58
+    homogeneous          163,844-220,546     423,919-574,445           2.09-2.79x    0.38-0.44
+    naive heterogeneous  71,258-83,426       174,291-231,823           2.42-2.88x    0.34-0.54
+
+    the same source run as Python (no compiled build), one run: PrfaaS-PD 201,247 (1.68x),
+    homogeneous 353,407 (1.86x), naive heterogeneous 124,337 (1.61x)
 
 The events themselves are all needed (each changes shared state at its own time: a prefill start
 or end moves the link's processor sharing or the decode admission queue); what is left is the

@@ -6,7 +6,7 @@ the reference's objects. The fast path is the extension ``prfaas_plan.sim._kerne
 compiles from ``sim/kernel.py`` with Cython when a C compiler is there, as long as it was built
 from the very source beside it (it carries that file's SHA-256: an edited kernel.py runs as
 Python until the next install, never as a stale build); else ``sim.kernel`` itself, the same
-results 1.5-2.5x slower.
+results about 1.5x slower.
 """
 
 from __future__ import annotations

@@ -83,6 +83,8 @@ def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, ste
     l_bytes: cython.double = link._bytes
     l_last: cython.double = link._last_t
     l_seq: cython.Py_ssize_t = link._seq
+    k_last: cython.Py_ssize_t = 0  # the window holding time k_at (the same expression, computed once)
+    k_at: cython.double = nan
     timer: list[Any] | None = None  # the link's next completion: [time, seq, _LINK, tag]
     tseq: cython.Py_ssize_t = -1  # the seq of the link's last reschedule in this event, -1: none
     # the pools (Pool's state; a missing pool's is never touched: routing sends it nothing)
@@ -147,15 +149,16 @@ def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, ste
         return s
 
     def advance() -> None:  # SharedLink._advance(now), for now > l_last
-        nonlocal l_virtual, l_busy, l_bytes, l_last
+        nonlocal l_virtual, l_busy, l_bytes, l_last, k_last, k_at
         dt: cython.double
         if active:
             dt = now - l_last
             l_virtual += dt * bw / len(active)
             l_busy += dt
             l_bytes += dt * bw
-            k = int((l_last - t0) // window)
-            if k == int((now - t0) // window) and k < len(windows):
+            k = k_last if k_at == l_last else int((l_last - t0) // window)  # the window of l_last
+            k_last, k_at = int((now - t0) // window), now
+            if k == k_last and k < len(windows):
                 lo = t0 + k * window
                 if l_last > lo:
                     lo = l_last
@@ -270,29 +273,39 @@ def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, ste
     first = next_time(0)
     if par:
         times, ls, svp, svl, kvs, base = src._times, src._l, src._svc_p, src._svc_l, src._kv, src._base
-    push(heap, [float(first), seq, _ARRIVE, None])
+    # the next arrival is held outside the heap (it would be the heap's [a_t, a_seq, _ARRIVE, None])
+    a_t: cython.double = float(first)
+    a_seq: cython.Py_ssize_t = seq
+    a_on = True
     seq += 1
     n: cython.Py_ssize_t = 0
     dt: cython.double
     stopped = False
     while True:
-        if heap and (timer is None or heap[0] < timer):
-            e = pop(heap)
-        elif timer is None:
+        e = heap[0] if heap and (timer is None or heap[0] < timer) else timer
+        if a_on and (e is None or a_t < e[0] or (a_t == e[0] and a_seq < e[1])):
+            now = a_t
+            kind = _ARRIVE
+        elif e is None:
             break
         else:
-            e, timer = timer, None
-        now = e[0]
-        kind = e[2]
+            if e is timer:
+                timer = None
+            else:
+                pop(heap)
+            now = e[0]
+            kind = e[2]
         if kind == _LINK:  # SharedLink._complete(tag), then KvPath._link_done for each transfer done
             if now > l_last:
                 advance()
             tag = e[3]
             if tag > l_virtual:
                 l_virtual = tag
-            done = []
-            while active and active[0][0] <= l_virtual:
-                done.append(pop(active)[2])
+            done = ()
+            if active and active[0][0] <= l_virtual:
+                done = (pop(active)[2],)
+                while active and active[0][0] <= l_virtual:  # equal transfers started together
+                    done += (pop(active)[2],)
             tseq = seq
             seq += 1
             for r in done:
@@ -361,10 +374,11 @@ def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, ste
                     submit_l(r)
                 nxt = next_time(i + 1)
             if nxt is None:
+                a_on = False
                 done_arriving = True
                 run.snaps.append(snapshot())
             else:
-                push(heap, [float(nxt), seq, _ARRIVE, None])
+                a_t, a_seq = float(nxt), seq
                 seq += 1
         elif kind == _FIN_L:  # Pool._finish of the PD-P pool, then KvPath._prefill_done_l
             r = e[3]
