@@ -9,8 +9,8 @@ pools, the decode slots and the tallies in locals (typed when compiled) and the 
 ``[time, seq, kind, request]`` lists. It is the reference step for step: the same events at the
 same moments with the same (time, seq) keys (the engine's priorities are all 0 here), the same
 floating-point operations in the same order, the same snapshots, so a seed gives the same result
-bit for bit (tests/sim/test_kernel.py, test_identity.py). The two pools' code is written twice on
-purpose: their state is typed locals. A request is a list ``[i, arrived_at, l, offload, service,
+bit for bit (tests/sim/test_kernel.py, test_identity.py). Each pool's state is in the typed locals of
+its own closures (``pool``). A request is a list ``[i, arrived_at, l, offload, service,
 kv, hold, measured, part, prefill_started_at, prefill_completed_at, kv_transfer_completed_at]``.
 """
 
@@ -87,25 +87,6 @@ def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, ste
     k_at: cython.double = nan
     timer: list[Any] | None = None  # the link's next completion: [time, seq, _LINK, tag]
     tseq: cython.Py_ssize_t = -1  # the seq of the link's last reschedule in this event, -1: none
-    # the pools (Pool's state; a missing pool's is never touched: routing sends it nothing)
-    none = pool_p or pool_l
-    pp, pl = pool_p or none, pool_l or none
-    p_n: cython.Py_ssize_t = pp.n
-    p_busy: cython.Py_ssize_t = pp.busy
-    p_done: cython.Py_ssize_t = pp.completed
-    p_aq: cython.double = pp.area_queue
-    p_ab: cython.double = pp.area_busy
-    p_as: cython.double = pp.area_servers
-    p_last: cython.double = pp.last_t
-    p_queue = pp.queue
-    q_n: cython.Py_ssize_t = pl.n
-    q_busy: cython.Py_ssize_t = pl.busy
-    q_done: cython.Py_ssize_t = pl.completed
-    q_aq: cython.double = pl.area_queue
-    q_ab: cython.double = pl.area_busy
-    q_as: cython.double = pl.area_servers
-    q_last: cython.double = pl.last_t
-    q_queue = pl.queue
     # the decode slots (DecodeSlots' state)
     free_at, waiting = dec.free_at, dec.waiting
     d_event = dec._event
@@ -125,12 +106,8 @@ def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, ste
 
     def out() -> None:  # the locals into the objects
         link._virtual, link.busy_time, link._bytes, link._last_t, link._seq = l_virtual, l_busy, l_bytes, l_last, l_seq
-        if pool_p is not None:
-            pool_p.busy, pool_p.completed, pool_p.last_t = p_busy, p_done, p_last
-            pool_p.area_queue, pool_p.area_busy, pool_p.area_servers = p_aq, p_ab, p_as
-        if pool_l is not None:
-            pool_l.busy, pool_l.completed, pool_l.last_t = q_busy, q_done, q_last
-            pool_l.area_queue, pool_l.area_busy, pool_l.area_servers = q_aq, q_ab, q_as
+        for sync in syncs:
+            sync(True)
         dec._event, dec.admitted, dec.admitted_hold = d_event, d_adm, d_hold
         dec.area_waiting, dec.area_slots, dec.last_t = d_aw, d_as, d_last
         run.link_done, run.arrived, run.n_measured = link_done, arrived, n_measured
@@ -138,13 +115,13 @@ def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, ste
         engine.now = now
 
     def snapshot() -> dict[str, float]:  # sim.run._Run._snapshot, on the objects: it advances them
-        nonlocal l_virtual, l_busy, l_bytes, l_last, p_aq, p_ab, p_as, p_last, q_aq, q_ab, q_as, q_last
+        nonlocal l_virtual, l_busy, l_bytes, l_last
         nonlocal d_aw, d_as, d_last
         out()
         s = run._snapshot()
         l_virtual, l_busy, l_bytes, l_last = link._virtual, link.busy_time, link._bytes, link._last_t
-        p_aq, p_ab, p_as, p_last = pp.area_queue, pp.area_busy, pp.area_servers, pp.last_t
-        q_aq, q_ab, q_as, q_last = pl.area_queue, pl.area_busy, pl.area_servers, pl.last_t
+        for sync in syncs:
+            sync(False)
         d_aw, d_as, d_last = dec.area_waiting, dec.area_slots, dec.last_t
         return s
 
@@ -180,48 +157,65 @@ def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, ste
         tseq = seq
         seq += 1
 
-    def start_p(r: list[Any]) -> None:  # Pool._start of the PrfaaS pool, with its on_start
-        nonlocal seq
-        r[_PS] = now
-        push(heap, [now + r[_SVC], seq, _FIN_P, r])
-        seq += 1
-        if n_layers > 1:
-            push(heap, [now + r[_SVC] / n_layers, seq, _BULK, r])
+    def pool(obj: Any, fin: int, bulk: bool) -> tuple[Callable, Callable, Callable]:
+        """Pool.submit, Pool._finish (up to on_done) and Pool._start (with the PrfaaS pool's
+        on_start: its bulk transfer's event) on one pool's state, in the closure's typed locals."""
+        n: cython.Py_ssize_t = obj.n
+        busy: cython.Py_ssize_t = obj.busy
+        done: cython.Py_ssize_t = obj.completed
+        aq: cython.double = obj.area_queue
+        ab: cython.double = obj.area_busy
+        areas: cython.double = obj.area_servers
+        last: cython.double = obj.last_t
+        queue = obj.queue
+
+        def start(r: list[Any]) -> None:
+            nonlocal seq
+            r[_PS] = now
+            push(heap, [now + r[_SVC], seq, fin, r])
             seq += 1
+            if bulk:
+                push(heap, [now + r[_SVC] / n_layers, seq, _BULK, r])
+                seq += 1
 
-    def start_l(r: list[Any]) -> None:  # Pool._start of the PD-P pool
-        nonlocal seq
-        r[_PS] = now
-        push(heap, [now + r[_SVC], seq, _FIN_L, r])
-        seq += 1
+        def submit(r: list[Any]) -> None:
+            nonlocal aq, ab, areas, last, busy
+            dt: cython.double = now - last
+            if dt > 0:
+                aq += dt * len(queue)
+                ab += dt * busy
+                areas += dt * n
+                last = now
+            if busy < n:
+                busy += 1
+                start(r)
+            else:
+                queue.append(r)
 
-    def submit_p(r: list[Any]) -> None:  # Pool.submit
-        nonlocal p_aq, p_ab, p_as, p_last, p_busy
-        dt: cython.double = now - p_last
-        if dt > 0:
-            p_aq += dt * len(p_queue)
-            p_ab += dt * p_busy
-            p_as += dt * p_n
-            p_last = now
-        if p_busy < p_n:
-            p_busy += 1
-            start_p(r)
-        else:
-            p_queue.append(r)
+        def finish(r: list[Any]) -> None:
+            nonlocal aq, ab, areas, last, busy, done
+            dt: cython.double = now - last
+            if dt > 0:
+                aq += dt * len(queue)
+                ab += dt * busy
+                areas += dt * n
+                last = now
+            done += 1
+            r[_PC] = now
+            if queue and busy <= n:
+                start(queue.popleft())
+            else:
+                busy -= 1
 
-    def submit_l(r: list[Any]) -> None:  # Pool.submit
-        nonlocal q_aq, q_ab, q_as, q_last, q_busy
-        dt: cython.double = now - q_last
-        if dt > 0:
-            q_aq += dt * len(q_queue)
-            q_ab += dt * q_busy
-            q_as += dt * q_n
-            q_last = now
-        if q_busy < q_n:
-            q_busy += 1
-            start_l(r)
-        else:
-            q_queue.append(r)
+        def sync(to_object: bool) -> None:  # the locals into the Pool, or back (a snapshot advances it)
+            nonlocal aq, ab, areas, last
+            if to_object:
+                obj.busy, obj.completed, obj.last_t = busy, done, last
+                obj.area_queue, obj.area_busy, obj.area_servers = aq, ab, areas
+            else:
+                aq, ab, areas, last = obj.area_queue, obj.area_busy, obj.area_servers, obj.last_t
+
+        return submit, finish, sync
 
     def ready(r: list[Any]) -> None:  # DecodeSlots.ready
         nonlocal seq, d_adm, d_hold, d_aw, d_as, d_last, d_event
@@ -270,6 +264,14 @@ def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, ste
             records.append((r[_I], r[_AT], "prfaas" if r[_OFF] else "local", r[_L], r[_PS], r[_PC], r[_KVD],
                             now, now + r[_HOLD], ttft, r[_MEAS]))
 
+    syncs = []
+    submit_p = finish_p = submit_l = finish_l = None  # a missing pool is sent nothing (the routing)
+    if pool_p is not None:
+        submit_p, finish_p, sync_p = pool(pool_p, _FIN_P, n_layers > 1)
+        syncs.append(sync_p)
+    if pool_l is not None:
+        submit_l, finish_l, sync_l = pool(pool_l, _FIN_L, False)
+        syncs.append(sync_l)
     first = next_time(0)
     if par:
         times, ls, svp, svl, kvs, base = src._times, src._l, src._svc_p, src._svc_l, src._kv, src._base
@@ -382,34 +384,12 @@ def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, ste
                 seq += 1
         elif kind == _FIN_L:  # Pool._finish of the PD-P pool, then KvPath._prefill_done_l
             r = e[3]
-            dt = now - q_last
-            if dt > 0:
-                q_aq += dt * len(q_queue)
-                q_ab += dt * q_busy
-                q_as += dt * q_n
-                q_last = now
-            q_done += 1
-            r[_PC] = now
-            if q_queue and q_busy <= q_n:
-                start_l(q_queue.popleft())
-            else:
-                q_busy -= 1
+            finish_l(r)
             r[_KVD] = now  # RDMA inside the cluster: instantaneous
             ready(r)
         elif kind == _FIN_P:  # Pool._finish of the PrfaaS pool, then KvPath._prefill_done_p
             r = e[3]
-            dt = now - p_last
-            if dt > 0:
-                p_aq += dt * len(p_queue)
-                p_ab += dt * p_busy
-                p_as += dt * p_n
-                p_last = now
-            p_done += 1
-            r[_PC] = now
-            if p_queue and p_busy <= p_n:
-                start_p(p_queue.popleft())
-            else:
-                p_busy -= 1
+            finish_p(r)
             part = r[_PART]
             if part == BULK:
                 r[_PART] = BULK_AFTER_PREFILL
