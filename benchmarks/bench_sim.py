@@ -22,9 +22,10 @@ this machine, so compare within a run), requests per CPU second:
 
     fast path compiled (setup.py, Cython), four runs (the fourth --requests 100000 --repeat 5):
     system               reference           fast                      gain          fast / floor
-    PrfaaS-PD            100,112-118,949     271,926-301,542           2.47-2.93x    0.39-0.58
-    homogeneous          163,844-220,546     423,919-574,445           2.09-2.79x    0.38-0.44
-    naive heterogeneous  71,258-83,426       174,291-231,823           2.42-2.88x    0.34-0.54
+    PrfaaS-PD            83,114-116,142      248,867-316,274           2.65-3.04x    0.44-0.56
+    homogeneous          200,423-225,527     486,383-602,083           2.19-2.67x    0.37-0.52
+    naive heterogeneous  70,089-84,560       205,203-210,359           2.43-3.00x    0.38-0.60
+    (PrfaaS-PD 305k, 316k, 249k, 304k: the 249k run was the slowest phase, its reference 83k)
 
     the same source run as Python (no compiled build), one run: PrfaaS-PD 201,247 (1.68x),
     homogeneous 353,407 (1.86x), naive heterogeneous 124,337 (1.61x)
