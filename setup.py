@@ -2,7 +2,7 @@
 extension ``prfaas_plan.sim._kernel``; everything else is in pyproject.toml.
 
 The extension is the same source (pure-Python mode: its type annotations are Cython's, never
-evaluated by Python) with the SHA-256 of ``kernel.py`` appended, so ``sim.kernel.implementation``
+evaluated by Python) with the SHA-256 of ``kernel.py`` appended, so ``sim.fast.implementation``
 uses it only while it matches the source beside it: an edited kernel.py runs as Python until the
 next install, never as a stale build. ``optional=True``: without a C compiler the build goes on and
 the simulator runs the Python source (the same results, about 1.5x slower). ``-ffp-contract=off``:

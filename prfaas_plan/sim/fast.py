@@ -37,6 +37,6 @@ def implementation() -> Any:
 
 
 def plain(run: Any) -> bool:
-    """Whether ``run`` (a ``sim.run._Run``) can take the fast path: no control loop, no replayed series."""
-    return (run.monitor is None and run.balancer is None and run.router is None and run.link.window_s is not None
-            and run.hist.n == 0)
+    """Whether ``run`` (a ``sim.run._Run``) can take the fast path: no control loop, no replayed series,
+    and not run before (the fast path writes the run's histograms whole)."""
+    return run.monitor is None and run.balancer is None and run.router is None and run.hist.n == 0

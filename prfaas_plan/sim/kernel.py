@@ -42,12 +42,12 @@ def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, ste
     """Play ``run`` to its end as ``sim.run.drive`` would: ``step`` events between progress reports,
     stopping after the step in which the last request arrived unless ``drain``.
 
-    The state of the link, the two prefill pools, the decode slots and the histograms is in local
-    variables (typed for the compiled build), written to the objects around each snapshot and at
-    the end. The link's reschedules are folded: where ``SharedLink._reschedule`` runs, this draws
-    the seq it would draw; the timer entry is built once, at the end of the event, from the state
-    the last of them saw (nothing touches the link after it within an event). A seq drawn and
-    never used leaves the order of the others as it was."""
+    The state of the link, the decode slots and the histograms is in local variables, each prefill
+    pool's in its own closures' (``pool``), all typed for the compiled build and written to the
+    objects around each snapshot and at the end. The link's reschedules are folded: where
+    ``SharedLink._reschedule`` runs, this draws the seq it would draw; the timer entry is built
+    once, at the end of the event, from the state the last of them saw (nothing touches the link
+    after it within an event). A seq drawn and never used leaves the order of the others as it was."""
     engine, src, link, dec = run.engine, run.src, run.link, run.decode
     pool_p, pool_l = run.pool_p, run.pool_l
     heap: list[list[Any]] = engine._heap
