@@ -9,6 +9,7 @@ PRFAAS_COMPILED_REQUIRED is set (``.ci/run`` sets it: CI must test the build use
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 from pathlib import Path
 
@@ -51,25 +52,21 @@ def fields(res) -> dict:
 @pytest.fixture(params=["compiled", "python"], autouse=True)
 def impl(request, monkeypatch):
     """The implementation a plain run takes in this test."""
-    here = kernel
     active = fast.implementation()
     if request.param == "compiled":
-        if active is here:
+        if active is kernel:
             if os.environ.get("PRFAAS_COMPILED_REQUIRED"):
                 raise RuntimeError("no compiled build of sim/kernel.py as it is now: pip install -e . builds it "
                                    "(setup.py; Cython and a C compiler)")
             pytest.skip("no compiled build of sim/kernel.py as it is now")
         return active
-    monkeypatch.setattr(fast, "implementation", lambda: here)
-    return here
+    monkeypatch.setattr(fast, "implementation", lambda: kernel)
+    return kernel
 
 
 def test_the_compiled_build_is_this_source(impl):
     """The extension carries the SHA-256 of the kernel.py it was compiled from, and is used only
     while that is the file beside it (an edited source runs as Python until the next install)."""
-    import hashlib
-    from pathlib import Path
-
     if impl is kernel:
         assert not hasattr(impl, "SOURCE_SHA256")
     else:
