@@ -67,8 +67,8 @@ def test_off_in_any_case_turns_the_cache_off(tmp_path, monkeypatch, value):
 
 # ----------------------------------------------------------------------------- whole scenarios
 
-def _scenario_entries(folder):
-    return [p for p in folder.iterdir() if p.stat().st_size > 10_000]  # a catalog spec's entry is < 1 KB
+def _scenario_entries(folder):  # a catalog spec's entry is < 1 KB; a distribution's is named for its kind
+    return [p for p in folder.iterdir() if p.stat().st_size > 10_000 and not p.name.startswith("lengths-")]
 
 
 @pytest.mark.parametrize(("ref", "overrides"), [(None, []), ("two-regions", []), ("qwen35-b200-h200", []),
@@ -89,10 +89,16 @@ def test_a_cached_scenario_is_the_one_a_cold_load_gives(tmp_path, monkeypatch, r
     monkeypatch.setattr(scenario, "_validated", no_build)
     warm = scenario.load_scenario(ref, Catalog.default(), overrides=overrides)
     assert warm == cold == first and warm is not first
-    assert pickle.dumps(warm) == pickle.dumps(cold) == pickle.dumps(first)  # every field, grids and all
-    grid, cold_grid = warm.workload.lengths._grid, cold.workload.lengths._grid
-    for name in ("edges", "masses", "nodes", "head_mass", "tail_mass"):
-        assert getattr(grid, name).tobytes() == getattr(cold_grid, name).tobytes()
+    assert pickle.dumps(warm) == pickle.dumps(first)  # every field, grids and all
+    # a cold load's pickle may share objects a cached distribution's does not (a float of the spec):
+    # its grids, compared bit for bit, are what equality does not see
+    def sites(sc):
+        return [sc.workload, *(s.workload for s in sc.topology.sites)] if sc.topology else [sc.workload]
+
+    assert len(sites(warm)) == len(sites(cold))
+    for wl, cold_wl in zip(sites(warm), sites(cold), strict=True):
+        for name in ("edges", "masses", "nodes", "head_mass", "tail_mass"):
+            assert getattr(wl.lengths._grid, name).tobytes() == getattr(cold_wl.lengths._grid, name).tobytes()
 
 
 def _catalog(tmp_path):
@@ -217,3 +223,68 @@ def test_a_remembered_answer_is_the_computed_one_bit_for_bit(monkeypatch):
     monkeypatch.setattr(C, "_MEMO_CELLS", 0)  # nothing remembered: every answer computed
     fresh = (C.TruncatedLogNormal.paper(), C.Gamma(shape=1.5, scale=9_000.0, lo=1.0, hi=2e5))
     assert [answers(d) for d in fresh] == asked and all(d._memo.cells == 0 for d in fresh)
+
+
+_PROBE = ("import atexit, sys; atexit.register(lambda: sys.stderr.write(repr(sorted({m.split('.')[0] for m in "
+          "sys.modules} & {'pydantic', 'scipy'})))); sys.argv[0] = 'prfaas-plan'; "
+          "from prfaas_plan.cli import main; main()")
+
+
+def test_a_distribution_outlives_an_edit_elsewhere_in_its_scenario(tmp_path):
+    """A new --set value replaces the scenario's entry (pydantic again) but finds the workload's
+    distribution, grid and answers, in its own entry: no scipy, and the very output of a run
+    without a cache. A new mu is a new distribution, computed (scipy) and kept beside the first."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PRFAAS_PLAN_CACHE": str(tmp_path / "cache")}
+
+    def run(*args, cache=env):
+        r = subprocess.run([sys.executable, "-c", _PROBE, "optimize", *args], env=cache, capture_output=True,
+                           text=True, check=True)
+        return r.stdout, r.stderr
+
+    assert run()[1] == "['pydantic', 'scipy']"
+    out, libraries = run("--set", "link.bandwidth=40Gbps")
+    assert libraries == "['pydantic']"
+    assert out == run("--set", "link.bandwidth=40Gbps", cache={**env, "PRFAAS_PLAN_CACHE": "off"})[0]
+    assert "40.0 Gbps usable link" in out
+    moved, libraries = run("--set", "workload.input.mu=9.5")
+    assert libraries == "['pydantic', 'scipy']" and moved != out
+    assert len(list((tmp_path / "cache").glob("lengths-*.pickle"))) == 2
+    assert run("--set", "workload.input.mu=9.5") == (moved, "[]")
+
+
+def test_cached_values_keep_the_last_used_of_a_kind(tmp_path, monkeypatch):
+    from prfaas_plan.io import cache
+
+    monkeypatch.setenv("PRFAAS_PLAN_CACHE", str(tmp_path / "cache"))
+    builds = []
+
+    def value(key):
+        return cache.cached_value("test", key, lambda: builds.append(key) or f"value of {key}", keep=3)
+
+    for key in "abcd":  # a is pruned when d comes
+        assert value(key) == f"value of {key}"
+        time.sleep(0.01)  # distinct modification times
+    assert value("b") == "value of b" and builds == list("abcd")  # a hit marks b used
+    time.sleep(0.01)
+    assert value("e") == "value of e"  # c, now the least recently used, goes
+    assert len(list((tmp_path / "cache").glob("test-*.pickle"))) == 3
+    assert [value(k) for k in "bde"] == ["value of b", "value of d", "value of e"] and builds == list("abcde")
+    assert value("a") == "value of a" and value("c") == "value of c" and builds == list("abcdeac")
+
+
+def test_a_value_that_fails_to_build_is_not_kept(tmp_path, monkeypatch):
+    from prfaas_plan.errors import SpecError
+    from prfaas_plan.io import cache
+
+    monkeypatch.setenv("PRFAAS_PLAN_CACHE", str(tmp_path / "cache"))
+
+    def fail():
+        raise SpecError("sigma must be > 0", field="workload.input.sigma")
+
+    with pytest.raises(SpecError):
+        cache.cached_value("test", "k", fail)
+    assert not list((tmp_path / "cache").glob("test-*"))
+    assert cache.cached_value("test", "k", lambda: 5) == 5

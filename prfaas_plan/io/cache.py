@@ -109,6 +109,7 @@ _LOAD_CODE = ("io", "specs", "core")  # every module that turns a mapping into s
 _LIBRARIES = ("numpy", "scipy", "pydantic", "pydantic_core", "yaml")  # an upgrade may change what they compute
 _HASHED_BYTES = 1 << 20  # a recorded file up to this size is compared by content (mtimes tick coarsely)
 MAX_ENTRY_BYTES = 8 << 20  # a larger load (a trace's requests, a long series) is not kept: see cached_load
+KEPT_VALUES = 16  # entries of one kind cached_value keeps: a distribution's is at most ~1.2 MiB (grid and memo)
 
 
 def _dependency(path: str) -> str:
@@ -192,8 +193,36 @@ def cached_load(kind: str, place: str, key: str, build: Callable[[], T]) -> T:
     folder = _folder()
     if folder is None:
         return build()
+    return _through(folder / (hashlib.sha256(f"{kind}|{place}".encode()).hexdigest()[:32] + ".pickle"), key, build)[0]
+
+
+def cached_value(kind: str, key: str, build: Callable[[], T], *, keep: int = KEPT_VALUES) -> T:
+    """``build()``, or its result from an earlier run with the same ``key`` and code: a value that
+    depends on its key alone (no file), as a length distribution on its parameters, whose grid
+    costs the scipy import. So a scenario edited elsewhere, or run with a new ``--set`` value that
+    leaves the workload as it was, finds its distribution. One entry per key; of a ``kind``, the
+    ``keep`` used last are kept (a hit marks its entry used)."""
+    folder = _folder()
+    if folder is None:
+        return build()
+    entry = folder / f"{kind}-{hashlib.sha256(f'{kind}|{key}'.encode()).hexdigest()[:32]}.pickle"
+    value, wrote = _through(entry, key, build)
+    try:
+        if not wrote:
+            os.utime(entry)
+            return value
+        kept = sorted(folder.glob(f"{kind}-*.pickle"), key=lambda f: f.stat().st_mtime_ns, reverse=True)
+        for old in kept[keep:]:
+            old.unlink()
+    except OSError:  # another process pruned or replaced it first
+        pass
+    return value
+
+
+def _through(entry: Path, key: str, build: Callable[[], T]) -> tuple[T, bool]:
+    """The value of ``entry`` if it holds ``key`` under this code with its files unchanged, else
+    ``build()`` written there; and whether it was written."""
     code = _code()
-    entry = folder / (hashlib.sha256(f"{kind}|{place}".encode()).hexdigest()[:32] + ".pickle")
     kept = _WRITE_BACK.get()
     try:
         data = entry.read_bytes()
@@ -205,7 +234,7 @@ def cached_load(kind: str, place: str, key: str, build: Callable[[], T]) -> T:
             note(*(p for p, _ in reads))
             if kept is not None:
                 kept.append((entry, data[:at], data[at:], value))
-            return value
+            return value, False
     except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
         pass
     with recording() as reads:
@@ -218,6 +247,7 @@ def cached_load(kind: str, place: str, key: str, build: Callable[[], T]) -> T:
             _write(entry, head + body)
             if kept is not None:
                 kept.append((entry, head, body, value))
+            return value, True
     except (OSError, pickle.PicklingError, TypeError, AttributeError):
         pass
-    return value
+    return value, False

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from prfaas_plan import units
 from prfaas_plan.errors import SpecError, kind_of
-from prfaas_plan.io.cache import cached_load
+from prfaas_plan.io.cache import cached_load, cached_value
 from prfaas_plan.io.load import Catalog, is_path_like, load_gpu, load_model, read_yaml, validation_message
 from prfaas_plan.io.overrides import Override, Placed, apply, parse_set
 from prfaas_plan.specs.hardware import InstanceSpec
@@ -68,14 +68,20 @@ def _lengths(spec: BaseModel, base: Path, model: Any):
         UniformLength,
     )
 
+    # a log-normal's or gamma's grid needs scipy: cached on its parameters, apart from the scenario's
+    # entry, so an edit elsewhere in the scenario or a new --set value needs no scipy (io.cache)
     if isinstance(spec, LogNormal):
-        return L.TruncatedLogNormal(mu=spec.mu, sigma=spec.sigma, lo=spec.min, hi=spec.max), None
+        key = repr(("lognormal", spec.mu, spec.sigma, spec.min, spec.max))
+        return cached_value("lengths", key, lambda: L.TruncatedLogNormal(mu=spec.mu, sigma=spec.sigma, lo=spec.min,
+                                                                          hi=spec.max)), None
     if isinstance(spec, FixedLength):
         return L.Fixed(value=spec.value), None
     if isinstance(spec, UniformLength):
         return L.Uniform(lo=spec.min, hi=spec.max), None
     if isinstance(spec, GammaLength):
-        return L.Gamma(shape=spec.shape, scale=spec.scale, lo=spec.min, hi=spec.max), None
+        key = repr(("gamma", spec.shape, spec.scale, spec.min, spec.max))
+        return cached_value("lengths", key, lambda: L.Gamma(shape=spec.shape, scale=spec.scale, lo=spec.min,
+                                                             hi=spec.max)), None
     if isinstance(spec, EmpiricalLength):
         from prfaas_plan.io.lengths_csv import read_lengths_csv
 
