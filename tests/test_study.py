@@ -206,6 +206,22 @@ def test_sample_cells_are_n_distinct_cells_in_range(space, data):
     ("axes: {link.bandwidth: [1Gbps, 1Gbps]}", "the same value twice"),
     ("axes: {link.bandwidth: [1Gbps]}\nbogus: 1", "bogus: unknown key"),
     ("options: {load: 0.5}\naxes: {link.bandwidth: [1Gbps]}", "options.load: not an option of optimize"),
+    # a value no other axis can mend: refused before any point runs
+    ("axes: {link.bandwidth: [10Gbps, 1Gbits]}",
+     "axes.link.bandwidth: value 2, '1Gbits': unknown bandwidth unit 'Gbits'"),
+    ("axes: {link.bandwidth: 1K..128K:4}", "axes.link.bandwidth: value 1, '1K': unknown bandwidth unit 'K'"),
+    ("axes: {link.bandwidth: [.nan]}", "axes.link.bandwidth: value 1, nan is not a finite number"),
+    ("axes: {clusters.prfaas.instances: [2, 1.5]}", "axes.clusters.prfaas.instances: value 2, 1.5: Input should be a "
+                                                    "valid integer"),
+    ("axes: {model: [internal-1t, nosuch-model]}", "axes.model: value 2, unknown model 'nosuch-model'"),
+    ("axes: {clusters.prfaas.hardware: [H200, H9000]}", "axes.clusters.prfaas.hardware: value 2, unknown hardware "
+                                                        "'H9000'"),
+    ("axes: {search.method: [paper, exakt]}", "axes.search.method: value 2, Input should be 'paper' or 'exact'"),
+    ("command: simulate\noptions: {load: -1}\naxes: {link.bandwidth: [1Gbps]}",
+     "options.load: must be a finite, positive fraction of capacity, got -1"),
+    ("command: simulate\noptions: {load: 0.5, rate: 1}\naxes: {link.bandwidth: [1Gbps]}",
+     "options.rate: give rate or load, not both"),
+    ("command: latency\noptions: {load: abc}\naxes: {link.bandwidth: [1Gbps]}", "options.load: expected a number"),
 ])
 def test_bad_study_files_exit_2_with_one_line(tmp_path, text, field):
     study = _write(tmp_path, text)
@@ -227,12 +243,38 @@ def test_bad_options_exit_2(tmp_path, args, message):
     assert res.exit_code == 2 and message in res.output, res.output
 
 
-def test_an_unreachable_scheduler_exits_2(tmp_path):
+@pytest.mark.parametrize(("address", "message"), [
+    ("tcp://127.0.0.1:9", "cannot reach the Dask scheduler"),
+    ("foo://x", "not a Dask scheduler address: unknown address scheme 'foo'"),
+    ("tcp://", "not a Dask scheduler address: missing port number"),
+])
+def test_an_unreachable_scheduler_exits_2(tmp_path, address, message):
     study = _write(tmp_path, SMALL)
-    res = runner.invoke(app, ["study", str(study), "-o", str(tmp_path / "r.parquet"),
-                              "--scheduler", "tcp://127.0.0.1:9"])
+    res = runner.invoke(app, ["study", str(study), "-o", str(tmp_path / "r.parquet"), "--scheduler", address])
     assert res.exit_code == 2
-    assert res.output.strip().startswith("error: --scheduler tcp://127.0.0.1:9: cannot reach the Dask scheduler")
+    lines = res.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"error: --scheduler {address}: {message}"), lines
+
+
+def test_values_are_checked_before_a_point_runs_a_range_by_its_ends(tmp_path, monkeypatch):
+    """Every value of a list axis, a range's two ends (its values are made alike from them), each
+    once; a value refused only for the scenario it makes is left to its point's row."""
+    from prfaas_plan.api import study as api_study
+
+    checked = []
+    real = api_study.check_value
+    monkeypatch.setattr(api_study, "check_value", lambda ref, cat, fixed, key, v, **kw: checked.append((key, v))
+                        or real(ref, cat, fixed, key, v, **kw))
+    study = _write(tmp_path, """scenario: paper-case-study
+axes:
+  link.bandwidth: 1Gbps..400Gbps:500:log
+  clusters.local.instances: [1, 8, 12]
+""")
+    s, _ = load_study(study)
+    api_study.check(s)
+    assert checked == [("link.bandwidth", "1Gbps"), ("link.bandwidth", "400Gbps"),
+                       ("clusters.local.instances", 1), ("clusters.local.instances", 8),
+                       ("clusters.local.instances", 12)]
 
 
 def test_a_zipped_group_may_repeat_a_value_but_not_a_combination(tmp_path):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from prfaas_plan.errors import InfeasibleError, PrfaasError, SpecError
 from prfaas_plan.io import patch
 from prfaas_plan.io import study_results as results
 from prfaas_plan.io.load import Catalog
-from prfaas_plan.io.study import load_point
+from prfaas_plan.io.study import check_value, load_point
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.study import Point, Study
 
@@ -134,13 +135,23 @@ def _placed(exc: SpecError, study: Study) -> SpecError:
 
 
 def check(study: Study) -> None:
-    """The scenario loads with the study's ``set``, and each axis names one of its fields (its first
-    value loads, or fails for its value): else exit 2, placed in the study file. A value the loader
-    refuses at some point is that point's error, recorded in its row."""
+    """What can be refused before a point runs, as exit 2 placed in the study file: the scenario
+    loads with the study's ``set``; the command's options read; each axis names one of the
+    scenario's fields (its first value loads, or fails for its value); and each value passes the
+    field's schema (type, unit, bounds) and names a catalog entry where it is a name (a range's two
+    ends stand for it), a fault no other axis can mend. A value refused for the scenario it makes
+    (two instances where a cluster needs more) is that point's error, recorded in its row."""
     w = Worker(study)
     try:
         w._load([])
+        if study.command in ("latency", "simulate"):
+            from prfaas_plan.specs.run import check as check_run
+
+            check_run(study_rows.run_args(w.options))
     except SpecError as exc:
+        if exc.field and exc.field.startswith("--"):  # an option, named as the study file names it
+            raise SpecError(re.sub(r"--(\w+)", r"\1", exc.message), source=study.source,
+                            field=f"options.{exc.field[2:]}") from None
         raise _placed(exc, study) from None
     for a in study.axes:
         try:
@@ -150,6 +161,14 @@ def check(study: Study) -> None:
                 raise _placed(exc, study) from None
         except PrfaasError:
             continue
+        for i, v in ((0, a.values[0]), (len(a.values) - 1, a.values[-1])) if a.ranged else enumerate(a.values):
+            try:
+                check_value(study.scenario, w.catalog, w.fixed, a.key, v, method=study.method)
+            except SpecError as exc:
+                if exc.source is None and exc.field == f"axes {a.key}":
+                    shown = repr(v) if a.labels[i] == str(v) else a.labels[i]  # a named section by its name
+                    msg = exc.message if shown in exc.message else f"{shown}: {exc.message}"
+                    raise SpecError(f"value {i + 1}, {msg}", source=study.source, field=f"axes.{a.key}") from None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -213,6 +232,8 @@ def _dask(study: Study, chunks: list[list[tuple[int, int]]], key: str, workers: 
             client = Client(scheduler, timeout=5)
     except (OSError, TimeoutError) as exc:
         raise SpecError(f"cannot reach the Dask scheduler: {exc}", field=f"--scheduler {scheduler}") from None
+    except ValueError as exc:  # distributed's own word on an address it cannot read (an unknown scheme)
+        raise SpecError(f"not a Dask scheduler address: {exc}", field=f"--scheduler {scheduler}") from None
     try:
         remote = client.scatter(study, broadcast=True)
         futures = client.map(evaluate, [remote] * len(chunks), chunks, [key] * len(chunks), pure=False)

@@ -230,7 +230,7 @@ def _validated(path: Path, placed: Placed, catalog: Catalog) -> ScenarioSpec:
     return to_spec(sc, path, catalog, placed)
 
 
-def _named(load: Any, ref: str, catalog: Catalog, placed: Placed, field_path: str) -> Any:
+def named(load: Any, ref: str, catalog: Catalog, placed: Placed, field_path: str) -> Any:
     """A catalog entry by the name at ``field_path``; an unknown name is placed at that field."""
     try:
         return load(ref, catalog)
@@ -241,7 +241,7 @@ def _named(load: Any, ref: str, catalog: Catalog, placed: Placed, field_path: st
 
 
 def _cluster(c: Cluster, catalog: Catalog, placed: Placed, field_path: str) -> ClusterSpec:
-    gpu = _named(load_gpu, c.hardware, catalog, placed, f"{field_path}.hardware")
+    gpu = named(load_gpu, c.hardware, catalog, placed, f"{field_path}.hardware")
     return ClusterSpec(instance=InstanceSpec(gpu=gpu, gpus=c.gpus_per_instance),
                        instances=c.instances, price_per_gpu_hour=c.price_per_gpu_hour)
 
@@ -309,7 +309,7 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | Non
     source = str(path)
     placed = placed or Placed({}, source)
     where = placed.place
-    model = _named(load_model, sc.model, catalog, placed, "model")
+    model = named(load_model, sc.model, catalog, placed, "model")
     extra = tuple(p.to_spec() for p in sc.profiles if p.model.lower() == model.name.lower())
     if extra:  # scenario profiles override the model's own for the same instance
         keep = tuple(p for p in model.profiles
@@ -393,5 +393,5 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | Non
         control=_control(sc.control),
         path=source,
         sizing=None if sc.sizing is None else sizing_spec(
-            sc.sizing, lambda name, at: _named(load_gpu, name, catalog, placed, at), placed, _prices(sc)),
+            sc.sizing, lambda name, at: named(load_gpu, name, catalog, placed, at), placed, _prices(sc)),
     )

@@ -56,7 +56,8 @@ def _axis(key: Any, raw: Any, source: str, at: str) -> Axis:
     key = key.strip()
     where = f"{at}.{key}"
     labels: list[str] | None = None
-    if isinstance(raw, str) and ".." in raw:
+    ranged = isinstance(raw, str) and ".." in raw
+    if ranged:
         try:
             texts, _ = units.parse_range(raw, max_points=MAX_POINTS)
         except units.UnitError as exc:
@@ -76,7 +77,7 @@ def _axis(key: Any, raw: Any, source: str, at: str) -> Axis:
             raise SpecError(f"value {i + 1} must be a number, a quantity or a name (name a section's values: "
                             f"{{name: {{...}}}}), got {kind_of(v)}", source=source, field=where)
     return Axis(key=key, values=tuple(values), labels=tuple(labels or (str(v) for v in values)),
-                numbers=tuple(None if labels else _number(v) for v in values))
+                numbers=tuple(None if labels else _number(v) for v in values), ranged=ranged)
 
 
 def _mapping(raw: Any, source: str, field: str) -> dict[Any, Any]:
@@ -179,10 +180,33 @@ def load_point(ref: str | None, catalog: Any, fixed: Sequence[tuple[str, Any]], 
     """The scenario with the study's ``set`` and a point's (field, value) pairs set as typed values,
     as ``load_scenario`` builds it from ``--set``; with the mapping and schema object ``io.patch``
     patches further. A message names them ``set FIELD`` and ``axes FIELD``."""
+    from prfaas_plan.io.scenario import to_spec
+
+    path, placed, sc = _schema_valid(ref, catalog, fixed, values, method)
+    spec = to_spec(sc, path, catalog, placed)
+    return spec, Loaded(spec, placed.data, sc)
+
+
+def check_value(ref: str | None, catalog: Any, fixed: Sequence[tuple[str, Any]], key: str, value: Any,
+                *, method: str | None = None) -> None:
+    """``value`` alone at ``key`` passes the scenario's schema and, at ``model`` or a ``hardware``
+    field, names a catalog entry; else the SpecError, placed ``axes KEY`` where the fault is the
+    value's own (its type, unit or bounds, an unknown name) rather than the scenario's."""
+    _, placed, _ = _schema_valid(ref, catalog, fixed, [(key, value)], method)
+    if isinstance(value, str) and (key == "model" or key.endswith(".hardware")):
+        from prfaas_plan.io.load import load_gpu, load_model
+        from prfaas_plan.io.scenario import named
+
+        named(load_model if key == "model" else load_gpu, value, catalog, placed, key)
+
+
+def _schema_valid(ref: str | None, catalog: Any, fixed: Sequence[tuple[str, Any]], values: Sequence[tuple[str, Any]],
+                  method: str | None) -> tuple[Path, Any, Any]:
+    """The scenario file's mapping with the overrides applied, and its schema object (``ScenarioFile``)."""
     from pydantic import ValidationError
 
     from prfaas_plan.io.overrides import Override, apply
-    from prfaas_plan.io.scenario import scenario_path, to_spec
+    from prfaas_plan.io.scenario import scenario_path
     from prfaas_plan.io.scenario_schema import ScenarioFile
 
     path = scenario_path(ref, catalog)
@@ -194,9 +218,7 @@ def load_point(ref: str | None, catalog: Any, fixed: Sequence[tuple[str, Any]], 
         extra.append(Override("search.method", method, "method"))
     placed = apply(raw, extra, str(path))
     try:
-        sc = ScenarioFile.model_validate(placed.data)
+        return path, placed, ScenarioFile.model_validate(placed.data)
     except ValidationError as exc:
         field_path, msg = validation_message(exc)
         raise SpecError(msg + placed.context(field_path), **placed.place(field_path or None)) from None
-    spec = to_spec(sc, path, catalog, placed)
-    return spec, Loaded(spec, placed.data, sc)

@@ -8,7 +8,7 @@ spliced into YAML. Groups of axes are crossed; the axes within one group advance
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 COMMANDS = ("optimize", "size", "latency", "simulate")
@@ -19,12 +19,14 @@ MAX_POINTS = 10_000_000  # a study beyond this is a mistake in its axes, not a p
 class Axis:
     """One scenario field and its values; ``labels`` how the results name each value (as written,
     or the study's name for a section such as a workload); ``numbers`` the value as a number where
-    it has one (in SI units, for plots and ranges; None for a name)."""
+    it has one (in SI units, for plots and ranges; None for a name); ``ranged`` whether the values
+    are a range's, made alike from its two ends (so its ends stand for all of them when checked)."""
 
     key: str
     values: tuple[Any, ...]
     labels: tuple[str, ...]
     numbers: tuple[float | None, ...]
+    ranged: bool = field(default=False, repr=False)  # not in the repr a study's fingerprint is made of
 
     def __post_init__(self) -> None:
         if not self.values or not len(self.values) == len(self.labels) == len(self.numbers):
