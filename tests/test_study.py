@@ -217,6 +217,11 @@ def test_sample_cells_are_n_distinct_cells_in_range(space, data):
     ("axes: {clusters.prfaas.hardware: [H200, H9000]}", "axes.clusters.prfaas.hardware: value 2, unknown hardware "
                                                         "'H9000'"),
     ("axes: {search.method: [paper, exakt]}", "axes.search.method: value 2, Input should be 'paper' or 'exact'"),
+    ("axes:\n  workload.input:\n    a: {kind: lognormal, mu: 9, sigma: 1, min: 128, max: 1K}\n"
+     "    b: {kind: gamma, shape: 0, scale: 1, min: 1, max: 1K}",
+     "axes.workload.input.shape: value 2, b: shape must be > 0"),
+    ("axes: {workload.input.sigma: [1, -1]}", "axes.workload.input.sigma: value 2, sigma must be > 0, got -1.0"),
+    ("axes: {workload.input.min: [1K, 200K]}", "axes.workload.input.min: value 2, '200K': min must be < max"),
     ("command: simulate\noptions: {load: -1}\naxes: {link.bandwidth: [1Gbps]}",
      "options.load: must be a finite, positive fraction of capacity, got -1"),
     ("command: simulate\noptions: {load: 0.5, rate: 1}\naxes: {link.bandwidth: [1Gbps]}",
@@ -360,3 +365,14 @@ def test_a_topology_row_names_its_busiest_link_and_each_site(tmp_path):
         assert r["lambda_max_rps"] == b["lambda_max_rps"]
         assert r["link_utilization"] == max(lk["utilization"] for lk in b["links"].values())
         assert r["splits"].startswith("region-a t=") and "; region-b t=" in r["splits"]
+
+
+def test_axes_that_combine_are_left_to_their_points(tmp_path):
+    """200K is refused as a min alone (the scenario's max is 128K) but not beside a max axis that
+    could mend it: the points run, and the one the scenario refuses says why in its row."""
+    study = _write(tmp_path, "axes:\n  workload.input.min: [1K, 200K]\n  workload.input.max: [256K]\n")
+    out = tmp_path / "r.csv"
+    res = runner.invoke(app, ["study", str(study), "-o", str(out)])
+    assert res.exit_code == 1 and "1 of 2 points failed" in res.output
+    rows = out.read_text().splitlines()
+    assert ',"ok",' in rows[1] and "threshold range 128..131072 lies outside the workload's lengths" in rows[2]

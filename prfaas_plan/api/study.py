@@ -161,14 +161,28 @@ def check(study: Study) -> None:
                 raise _placed(exc, study) from None
         except PrfaasError:
             continue
-        for i, v in ((0, a.values[0]), (len(a.values) - 1, a.values[-1])) if a.ranged else enumerate(a.values):
-            try:
-                check_value(study.scenario, w.catalog, w.fixed, a.key, v, method=study.method)
-            except SpecError as exc:
-                if exc.source is None and exc.field == f"axes {a.key}":
-                    shown = repr(v) if a.labels[i] == str(v) else a.labels[i]  # a named section by its name
-                    msg = exc.message if shown in exc.message else f"{shown}: {exc.message}"
-                    raise SpecError(f"value {i + 1}, {msg}", source=study.source, field=f"axes.{a.key}") from None
+        _check_values(study, w, a)
+
+
+def _check_values(study: Study, w: Worker, a: Any) -> None:
+    """Each value of axis ``a`` alone (a range's by its two ends), where no other axis can mend it:
+    not when another axis is a part of it or it of another (a section and a field in it), and the
+    workload's length law (its bounds, sigma, shape) only when no other axis sets a part of it."""
+    others = [b.key for b in study.axes if b is not a]
+    if any(k.startswith(a.key + ".") or a.key.startswith(k + ".") for k in others):
+        return
+    laws = not any(k.startswith("workload.input") for k in others)
+    for i, v in ((0, a.values[0]), (len(a.values) - 1, a.values[-1])) if a.ranged else enumerate(a.values):
+        try:
+            check_value(study.scenario, w.catalog, w.fixed, a.key, v, method=study.method, laws=laws)
+        except SpecError as exc:
+            at = exc.field or ""
+            if exc.source is None and (at == f"axes {a.key}" or at.startswith(f"axes {a.key}.")):  # in a section
+                if a.labels[i] != str(v):  # a section, by the name the study gives it
+                    msg = f"{a.labels[i]}: {exc.message}"
+                else:
+                    msg = exc.message if repr(v) in exc.message else f"{v!r}: {exc.message}"
+                raise SpecError(f"value {i + 1}, {msg}", source=study.source, field=at.replace(" ", ".", 1)) from None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -31,6 +31,7 @@ from prfaas_plan.io.patch import Loaded
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.study import COMMANDS, MAX_POINTS, Axis, Study
 
+_LAWS = ("lognormal", "gamma", "uniform", "fixed")  # a workload section check_value builds: no file to read
 _KEYS = ("scenario", "command", "axes", "zip", "set", "options", "samples", "seed", "method")
 # each command's options a study may set, and what reads them (the commands' own parsers)
 OPTIONS = {"optimize": (), "size": ("demand",), "latency": ("load", "rate"),
@@ -188,16 +189,21 @@ def load_point(ref: str | None, catalog: Any, fixed: Sequence[tuple[str, Any]], 
 
 
 def check_value(ref: str | None, catalog: Any, fixed: Sequence[tuple[str, Any]], key: str, value: Any,
-                *, method: str | None = None) -> None:
-    """``value`` alone at ``key`` passes the scenario's schema and, at ``model`` or a ``hardware``
-    field, names a catalog entry; else the SpecError, placed ``axes KEY`` where the fault is the
-    value's own (its type, unit or bounds, an unknown name) rather than the scenario's."""
-    _, placed, _ = _schema_valid(ref, catalog, fixed, [(key, value)], method)
+                *, method: str | None = None, laws: bool = True) -> None:
+    """``value`` alone at ``key`` passes the scenario's schema, at ``model`` or a ``hardware`` field
+    names a catalog entry and (``laws``) in the workload's input makes a length law that builds;
+    else the SpecError, placed ``axes KEY`` where the fault is the value's own (its type, unit or
+    bounds, an unknown name) rather than the scenario's."""
+    path, placed, sc = _schema_valid(ref, catalog, fixed, [(key, value)], method)
     if isinstance(value, str) and (key == "model" or key.endswith(".hardware")):
         from prfaas_plan.io.load import load_gpu, load_model
         from prfaas_plan.io.scenario import named
 
         named(load_model if key == "model" else load_gpu, value, catalog, placed, key)
+    if laws and key.split(".")[:2] == ["workload", "input"] and sc.workload.input.kind in _LAWS:
+        from prfaas_plan.io.scenario import load_lengths
+
+        load_lengths(sc.workload.input, path.parent, None, placed)  # bounds, sigma, shape (io.cache keeps the law)
 
 
 def _schema_valid(ref: str | None, catalog: Any, fixed: Sequence[tuple[str, Any]], values: Sequence[tuple[str, Any]],
