@@ -26,7 +26,7 @@ from prfaas_plan.io import study_results as results
 from prfaas_plan.io.load import Catalog
 from prfaas_plan.io.study import check_value, load_point
 from prfaas_plan.specs.scenario import ScenarioSpec
-from prfaas_plan.specs.study import Point, Study
+from prfaas_plan.specs.study import Axis, Point, Study
 
 STATUS = ("ok", "infeasible", "error")
 POOL_MIN = 40  # fewer points run in this process: starting the workers costs more than they would save
@@ -138,9 +138,10 @@ def check(study: Study) -> None:
     """What can be refused before a point runs, as exit 2 placed in the study file: the scenario
     loads with the study's ``set``; the command's options read; each axis names one of the
     scenario's fields (its first value loads, or fails for its value); and each value passes the
-    field's schema (type, unit, bounds) and names a catalog entry where it is a name (a range's two
-    ends stand for it), a fault no other axis can mend. A value refused for the scenario it makes
-    (two instances where a cluster needs more) is that point's error, recorded in its row."""
+    field's schema (type, unit, bounds), names a catalog entry where it is a name and makes a
+    workload law that can be (``_check_values``), a fault no other axis can mend. A value refused
+    for the scenario it makes (one instance where a cluster needs two) is that point's error,
+    recorded in its row."""
     w = Worker(study)
     try:
         w._load([])
@@ -164,7 +165,7 @@ def check(study: Study) -> None:
         _check_values(study, w, a)
 
 
-def _check_values(study: Study, w: Worker, a: Any) -> None:
+def _check_values(study: Study, w: Worker, a: Axis) -> None:
     """Each value of axis ``a`` alone (a range's by its two ends), where no other axis can mend it:
     not when another axis is a part of it or it of another (a section and a field in it), and the
     workload's length law (its bounds, sigma, shape) only when no other axis sets a part of it."""
