@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from decimal import Decimal
 
 KIB = 1024
@@ -203,6 +204,9 @@ def _scaled(text: object, table: dict, what: str, examples: str, default: str) -
     if entry is None:
         raise _unit_error(text, unit, table, what, examples)
     scale = entry[0] if isinstance(entry, tuple) else entry
+    if math.isfinite(value) and not math.isfinite(value * scale):
+        raise UnitError(f"{_shown(text)} is beyond a float in SI units ({what} in {unit or default} above "
+                        f"{sys.float_info.max / scale:.3g})")
     return value * scale
 
 

@@ -88,6 +88,19 @@ def test_non_finite_is_refused_everywhere(parse, text):
         parse(text)
 
 
+@pytest.mark.parametrize(("parse", "text", "message"), [
+    (units.parse_bandwidth, "1e308", "'1e308' is beyond a float in SI units (bandwidth in Gbps above 1.44e+300)"),
+    (units.parse_bandwidth, "1e300TB/s",
+     "'1e300TB/s' is beyond a float in SI units (bandwidth in TB/s above 1.8e+296)"),
+    (units.parse_duration, "1e307h", "'1e307h' is beyond a float in SI units (time in h above 4.99e+304)"),
+])
+def test_a_finite_value_beyond_a_float_once_in_si_units_is_refused(parse, text, message):
+    with pytest.raises(UnitError) as exc:
+        parse(text)
+    assert str(exc.value) == message
+    assert units.parse_bandwidth("1e300") == 1.25e308  # still a float: kept
+
+
 @pytest.mark.parametrize("text", ["0", 0, "-5Gbps", "-1e-3"])
 def test_bandwidth_must_be_positive(text):
     with pytest.raises(UnitError, match=r"is not a positive bandwidth$"):

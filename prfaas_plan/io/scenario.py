@@ -277,7 +277,8 @@ def workload_spec(wl: Workload, path: Path, model: Any, placed: Placed, at: str 
         output = float(trace.decode_tokens.mean())  # 0 output tokens count as 1 (core.trace)
     hi, limit = float(lengths.hi), model.max_position_embeddings
     if limit is not None and math.isfinite(hi) and hi > limit:  # the longest request the model cannot take
-        raise SpecError(f"the longest input, {hi:,.0f} tokens, is beyond {model.name}'s context of {limit:,} tokens "
+        longest = f"{hi:,.0f}" if hi < 1e15 else f"{hi:.4g}"
+        raise SpecError(f"the longest input, {longest} tokens, is beyond {model.name}'s context of {limit:,} tokens "
                         "(max_position_embeddings)", **where(f"{at}.input" if traced else f"{at}.input.max"))
     return WorkloadSpec(
         lengths=lengths, output_tokens=float(output),

@@ -27,6 +27,8 @@ __all__ = ["FifoServers", "SharedLink", "feed_arrivals", "gamma_arrivals", "pois
 
 OnDone = Callable[[Hashable], Any] | None
 
+SERIES_WINDOWS = 100_000  # the longest utilisation series a link gives (windows are merged beyond)
+
 
 def poisson_arrivals(rng: np.random.Generator, rate: float, n: int, start: float = 0.0) -> NDArray[np.float64]:
     """Absolute arrival times of a Poisson process: ``start`` + cumulative Exp(1/rate) gaps.
@@ -353,15 +355,23 @@ class SharedLink:
     def utilisation_series(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
         """(window start times, utilisation per window) over whole windows up to now.
 
-        Utilisation of a window = bytes carried in it / (bandwidth x ``window_s``). Requires
-        ``window_s``. The last, partial window is left out.
+        Utilisation of a window = bytes carried in it / (bandwidth x window). Requires
+        ``window_s``. The last, partial window is left out. A run that lasts beyond
+        ``SERIES_WINDOWS`` windows (a drain far past the arrivals, as behind an RTT of hours)
+        has every k consecutive windows merged into one, k the fewest that fit.
         """
         if self.window_s is None:
             raise ValueError("SharedLink was created without window_s; no utilisation series")
         self._advance(self.engine.now)
         n_whole = int((self.engine.now - self._t0) // self.window_s)
-        carried = np.zeros(n_whole)
-        upto = min(n_whole, len(self._window_bytes))
-        carried[:upto] = self._window_bytes[:upto]
-        starts = self._t0 + self.window_s * np.arange(n_whole)
-        return starts, carried / (self.bandwidth * self.window_s)
+        k = 1 if n_whole <= SERIES_WINDOWS else -(-n_whole // SERIES_WINDOWS)
+        n, m = n_whole // k, min(n_whole, len(self._window_bytes))
+        carried = np.zeros(n)
+        if k == 1:
+            carried[:m] = self._window_bytes[:m]
+            return self._t0 + self.window_s * np.arange(n), carried / (self.bandwidth * self.window_s)
+        if m:  # k may be beyond an int64 when m is not: then every recorded window is in the first
+            merged = np.arange(m) // k if k < m else np.zeros(m, dtype=np.int64)
+            carried += np.bincount(merged, weights=self._window_bytes[:m], minlength=n)[:n]
+        window = self.window_s * k
+        return self._t0 + window * np.arange(n), carried / window / self.bandwidth  # not bw x window: it may overflow

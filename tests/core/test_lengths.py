@@ -162,6 +162,22 @@ def test_unbounded_support_far_tail_stays_finite():
     assert math.isfinite(lognormal.mean_above(1e12)) and lognormal.mean_above(1e12) > 1e12
 
 
+@pytest.mark.parametrize("sigma", [1e-100, 1e-160, 1e-200, 1e-300, 5e-324])
+def test_a_log_normal_narrower_than_a_float_is_a_point_mass_not_nan(sigma):
+    """(ln l - mu) / sigma beyond 1e154 (its square overflows) or inf (a subnormal sigma): the
+    cells away from the median have mass 0, not NaN, and the law is its median e^mu."""
+    d = TruncatedLogNormal(mu=9.9, sigma=sigma, lo=128, hi=131072)
+    median = math.exp(9.9)
+    assert d.mean == pytest.approx(median, rel=1e-12)
+    t = np.array([128.0, 1000.0, median * 0.999, median * 1.001, 100_000.0, 131072.0])
+    np.testing.assert_array_equal(d.tail_prob(t), [1.0, 1.0, 1.0, 0.0, 0.0, 0.0])
+    np.testing.assert_allclose(d.mean_above(t[:3]), median, rtol=1e-9)
+    np.testing.assert_allclose(d.mean_below(t[3:]), median, rtol=1e-9)
+    np.testing.assert_allclose(d.expect_above(np.sqrt, t[:3]), math.sqrt(median), rtol=1e-9)
+    np.testing.assert_allclose(d.quantile([0.1, 0.9]), median, rtol=1e-9)
+    assert np.isfinite(d._grid.masses).all() and d._grid.masses.sum() == pytest.approx(1.0, rel=1e-12)
+
+
 def test_nan_threshold_and_bad_quantile_rejected():
     with pytest.raises(ValueError, match="NaN"):
         PAPER.tail_prob([1.0, math.nan])

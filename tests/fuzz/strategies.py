@@ -16,7 +16,8 @@ WEIRD = ["", " ", "nan", "NaN", "inf", "-inf", "Infinity", "1e309", "-0", "0", "
 NUMBERS = st.one_of(
     st.integers(min_value=-10, max_value=10**7),
     st.floats(allow_nan=False, allow_infinity=False, min_value=-1e6, max_value=1e31),
-    st.sampled_from([0, 1, 2, 3, 7, 8, 128, 1024, 131072, 10**9, 1e-9, 0.5, 0.999999, 1.0000001]),
+    st.sampled_from([0, 1, 2, 3, 7, 8, 128, 1024, 131072, 10**9, 1e-9, 0.5, 0.999999, 1.0000001,
+                     1e300, 1e308, 1e-200, 1e-300, 5e-324]),  # finite, yet beyond a float once scaled or squared
 )
 
 
@@ -39,7 +40,7 @@ SET_KEYS = [
     "decode.bs_max", "decode.t_decode", "decode.mode", "search.threshold.step", "search.threshold.min",
     "search.threshold.max", "search.method", "model", "baselines.homogeneous.instances",
     "baselines.homogeneous.hardware", "baselines.naive_heterogeneous", "no.such.key", "link", "link.bandwidth.x",
-    "link.handoff", "link.connections", "link.max_window", "link.stream_bandwidth", "link.share_cap",
+    "link.handoff", "link.rtt", "link.connections", "link.max_window", "link.stream_bandwidth", "link.share_cap",
 ]
 NAMES = ["H200", "H20", "H100", "B200", "H2000", "internal-1t", "MiniMax-M2.5", "Qwen3-32B", "nosuch",
          "lognormal", "uniform", "fixed", "gamma", "empirical", "paper", "exact", "pinned", "derived"]

@@ -215,6 +215,33 @@ def test_unequal_transfers_and_idle_gap_in_the_utilisation_series():
     np.testing.assert_allclose(util, [1.0, 1.0, 0.5, 0.0, 1.0, 0.0], atol=1e-12)
 
 
+@pytest.mark.parametrize(("until", "k"), [(4.0, 2), (3.0e6, 15), (1e300, None)])
+def test_a_series_longer_than_its_bound_merges_windows_and_keeps_the_bytes(monkeypatch, until, k):
+    """The same transfers as above, the run going on to ``until`` with at most 4 windows (k the
+    windows merged into one; None: beyond an int64, every byte in the first): bytes are kept."""
+    from prfaas_plan.sim import stations
+
+    monkeypatch.setattr(stations, "SERIES_WINDOWS", 4)
+    engine = Engine()
+    link = SharedLink(engine, BW, window_s=0.5)
+    link.submit("a", 1e9)
+    link.submit("b", 2.5e8)
+    engine.schedule_at(2.0, link.submit, "c", 5e8)
+    engine.schedule_at(until, lambda: None)
+    engine.run()
+    starts, util = link.utilisation_series()
+    assert len(starts) == len(util) <= 4 and np.all(np.isfinite(util)) and np.all(np.isfinite(starts))
+    window = starts[1] - starts[0]
+    assert util.sum() * BW * window == pytest.approx(1.75e9, rel=1e-12)
+    if k == 2:  # 8 windows of 0.5 s -> 4 of 1 s: [1, 0.5], [0, 1], [0, 0], [0, 0] averaged
+        np.testing.assert_allclose(starts, [0.0, 1.0, 2.0, 3.0])
+        np.testing.assert_allclose(util, [1.0, 0.25, 0.5, 0.0], atol=1e-12)
+    elif k is not None:
+        assert window == pytest.approx(0.5 * math.ceil(until / 0.5 / 4), rel=1e-12)
+    else:
+        assert util[0] > 0 and not util[1:].any()
+
+
 def test_zero_byte_transfer_completes_now():
     engine = Engine(start=1.0)
     link = SharedLink(engine, BW)

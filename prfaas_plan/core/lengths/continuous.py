@@ -39,14 +39,15 @@ _MEMO_CELLS = 1 << 17  # numbers (inputs and results) a distribution remembers, 
 
 
 def _log_ndtr_diff(x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
-    """log(Phi(y) - Phi(x)) for x <= y, accurate in both tails (-inf when x == y)."""
+    """log(Phi(y) - Phi(x)) for x <= y, accurate in both tails (-inf when x == y, and where even
+    the larger of the two is below a float: |x|, |y| > ~1e154, as with sigma 1e-200)."""
     from scipy.special import log_ndtr  # here, as in every method below: see the module docstring
 
     right = x > 0  # both in the upper tail: Phi(y) - Phi(x) = Phi(-x) - Phi(-y)
     with np.errstate(all="ignore"):
         big = log_ndtr(np.where(right, -x, y))
         small = log_ndtr(np.where(right, -y, x))
-        return big + np.log(-np.expm1(small - big))
+        return np.where(big == -np.inf, -np.inf, big + np.log(-np.expm1(small - big)))
 
 
 def _exp_tilted_mean(a: NDArray[np.float64], b: NDArray[np.float64], s: NDArray[np.float64]):
@@ -284,7 +285,7 @@ class TruncatedLogNormal(_Continuous):
                             f"sigma={self.sigma})", field="workload.lo")
 
     def _zeta(self, x: NDArray[np.float64]) -> NDArray[np.float64]:
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", over="ignore"):  # +-inf at a subnormal sigma: Phi is then 0 or 1
             return (np.log(x) - self.mu) / self.sigma
 
     def _log_z(self) -> float:
