@@ -204,10 +204,14 @@ def _scaled(text: object, table: dict, what: str, examples: str, default: str) -
     if entry is None:
         raise _unit_error(text, unit, table, what, examples)
     scale = entry[0] if isinstance(entry, tuple) else entry
-    if math.isfinite(value) and not math.isfinite(value * scale):
+    out = value * scale
+    if math.isfinite(value) and not math.isfinite(out):
         raise UnitError(f"{_shown(text)} is beyond a float in SI units ({what} in {unit or default} above "
                         f"{sys.float_info.max / scale:.3g})")
-    return value * scale
+    if out != 0 and abs(out) < sys.float_info.min:  # subnormal: a product or a square of it is 0
+        raise UnitError(f"{_shown(text)} is below the smallest normal float in SI units ({what} in "
+                        f"{unit or default} below {sys.float_info.min / scale:.3g})")
+    return out
 
 
 def bandwidth_scale(unit: str) -> float | None:

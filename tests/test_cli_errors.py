@@ -374,3 +374,49 @@ def test_a_scenario_naming_an_unreadable_model_file_names_the_scenario_and_field
     path = tmp_path / "s.yaml"
     path.write_text(yaml.safe_dump(raw))
     assert error_line("optimize", str(path)) == f"error: {path}: model: {tmp_path}: is a folder, not a file"
+
+
+@pytest.mark.parametrize(("args", "line"), [
+    # finite, yet beyond a float once in SI units, or below the smallest normal one (products round to 0)
+    (["optimize", "--set", "link.bandwidth=1e308"],
+     "error: --set link.bandwidth: '1e308' is beyond a float in SI units (bandwidth in Gbps above 1.44e+300)"),
+    (["optimize", "--set", "link.bandwidth=5e-324Gbps"],
+     "error: --set link.bandwidth: '5e-324Gbps' is below the smallest normal float in SI units (bandwidth in Gbps "
+     "below 1.78e-316)"),
+    (["optimize", "--set", "decode.t_decode=5e-324"],
+     "error: --set decode.t_decode: '5e-324' is below the smallest normal float in SI units (time in s below "
+     "2.23e-308)"),
+    (["latency", "--load", "0.5", "--set", "link.usable_fraction=5e-324"],
+     "error: --set link.usable_fraction: 5e-324 is below the smallest normal float, 2.23e-308 (its products round "
+     "to 0)"),
+    (["size", "--set", "clusters.prfaas.price_per_gpu_hour=5e-324"],
+     "error: --set clusters.prfaas.price_per_gpu_hour: 5e-324 is below the smallest normal float, 2.23e-308 (its "
+     "products round to 0)"),
+    # a law's fault of its parameters together is told at the one the option set
+    (["optimize", "--set", "workload.input.sigma=1e300"],
+     "error: --set workload.input.sigma: [128.0, 131072.0] holds no probability of log-normal(mu=9.9, sigma=1e+300)"),
+    (["optimize", "--set", "workload.input.max=100"],
+     "error: --set workload.input.max: min must be < max, got min=128.0, max=100.0"),
+    # every request decodes at least one token, and no more than its context holds
+    (["optimize", "--set", "workload.output_tokens=0.5"],
+     "error: --set workload.output_tokens: Input should be greater than or equal to 1 (got 0.5)"),
+    (["size", "--set", "workload.output_tokens=1e300"],
+     "error: --set workload.output_tokens: 1e+300 output tokens are beyond internal-1t's context of 262,144 tokens "
+     "(max_position_embeddings)"),
+    (["optimize", "--set", "workload.input.max=1e300"],
+     "error: --set workload.input.max: the longest input, 1e+300 tokens, is beyond internal-1t's context of 262,144 "
+     "tokens (max_position_embeddings)"),
+])
+def test_magnitudes_beyond_a_float_are_one_line(args, line):
+    assert error_line(*args) == line
+
+
+def test_a_sigma_narrower_than_a_float_and_an_rtt_of_1e300_s_run():
+    """Finite inputs a float can hold, at its edges: the log-normal is its median; the run's link
+    series merges windows (sim.stations.SERIES_WINDOWS) rather than one per second of the drain."""
+    res = runner.invoke(app, ["optimize", "--format", "json", "--set", "workload.input.sigma=1e-300"])
+    assert res.exit_code == 0 and res.stderr == ""
+    assert json.loads(res.stdout)["best"]["lambda_max_rps"] > 0
+    res = runner.invoke(app, ["simulate", "--requests", "500", "--format", "json", "--set", "link.rtt=1e300"])
+    assert res.exit_code == 0 and res.stderr == "", res.output
+    assert json.loads(res.stdout)["ttft_mean_s"] > 1e299

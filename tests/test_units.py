@@ -93,12 +93,17 @@ def test_non_finite_is_refused_everywhere(parse, text):
     (units.parse_bandwidth, "1e300TB/s",
      "'1e300TB/s' is beyond a float in SI units (bandwidth in TB/s above 1.8e+296)"),
     (units.parse_duration, "1e307h", "'1e307h' is beyond a float in SI units (time in h above 4.99e+304)"),
+    (units.parse_duration, "1e-320ms", "'1e-320ms' is below the smallest normal float in SI units (time in ms below "
+                                       "2.23e-305)"),
+    (units.parse_bandwidth, "5e-324", "'5e-324' is below the smallest normal float in SI units (bandwidth in Gbps "
+                                      "below 1.78e-316)"),
 ])
-def test_a_finite_value_beyond_a_float_once_in_si_units_is_refused(parse, text, message):
+def test_a_value_beyond_a_float_or_subnormal_once_in_si_units_is_refused(parse, text, message):
     with pytest.raises(UnitError) as exc:
         parse(text)
     assert str(exc.value) == message
-    assert units.parse_bandwidth("1e300") == 1.25e308  # still a float: kept
+    assert units.parse_bandwidth("1e300") == 1.25e308 and units.parse_duration("1e-300") == 1e-300  # kept
+    assert units.parse_duration("0") == 0.0
 
 
 @pytest.mark.parametrize("text", ["0", 0, "-5Gbps", "-1e-3"])

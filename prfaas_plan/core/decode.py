@@ -175,7 +175,8 @@ def decode_capacity(model: ModelSpec, instance: InstanceSpec, *, tpot_s: float, 
     """
     bs_memory = memory_batch_limit(model, instance, max_context or context, memory_fraction=memory_fraction)
     grid = np.arange(1, MAX_BATCH + 1, dtype=np.float64)
-    steps = decode_step(model, instance, grid, context, efficiency=efficiency).seconds
+    with np.errstate(over="ignore"):  # a context beyond a float's reach: steps of inf, no batch meets the SLO
+        steps = decode_step(model, instance, grid, context, efficiency=efficiency).seconds
     ok = np.nonzero(steps <= tpot_s)[0]
     bs_slo = int(ok[-1] + 1) if ok.size else 0
     bs_max = min(bs_slo, bs_memory)

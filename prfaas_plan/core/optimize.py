@@ -170,7 +170,8 @@ def _refine(lengths: LengthDistribution, curves: Curves, method: Method, r: Rout
         b = bounds(rr, n_prfaas=n_prfaas, n_p=n_p, n_d=n_d, link_bytes_per_s=link_bytes_per_s,
                    decode_rps_per_instance=decode_rps_per_instance)
         prfaas = min(float(b.prfaas_compute[0]), float(b.link[0]))
-        return float(np.log(prfaas) - np.log(float(b.pd_prefill[0])))
+        with np.errstate(divide="ignore"):  # a link below a float's resolution carries 0 req/s: gap -inf
+            return float(np.log(prfaas) - np.log(float(b.pd_prefill[0])))
 
     ts = r.t
     for a, b in ((i - 1, i), (i, i + 1)):

@@ -43,6 +43,9 @@ def _referenced(exc: SpecError, placed: Placed, field_path: str) -> SpecError:
     return SpecError(f"{exc.source}: {exc.message}", **placed.place(field_path))
 
 
+_LAW_PARAMETERS = ("mu", "sigma", "shape", "scale", "min", "max", "value")
+
+
 def load_lengths(spec: BaseModel, base: Path, model: Any, placed: Placed, at: str = "workload.input"):
     """The uncached-length distribution, plus trace details where the workload is a trace."""
     try:
@@ -54,7 +57,11 @@ def load_lengths(spec: BaseModel, base: Path, model: Any, placed: Placed, at: st
         last = (exc.field or "").rsplit(".", 1)[-1]
         name = {"lo": "min", "hi": "max"}.get(last, last)
         msg = re.sub(r"\blo\b", "min", re.sub(r"\bhi\b", "max", exc.message))
-        raise SpecError(msg, **placed.place(f"{at}.{name}" if name else at)) from None
+        field_path = f"{at}.{name}" if name else at
+        if placed.option_of(field_path) is None:  # a law's fault of its parameters together: the one an option set
+            given = [f"{at}.{k}" for k in _LAW_PARAMETERS if placed.option_of(f"{at}.{k}") is not None]
+            field_path = given[0] if given else field_path
+        raise SpecError(msg, **placed.place(field_path)) from None
 
 
 def _lengths(spec: BaseModel, base: Path, model: Any):
@@ -280,6 +287,10 @@ def workload_spec(wl: Workload, path: Path, model: Any, placed: Placed, at: str 
         longest = f"{hi:,.0f}" if hi < 1e15 else f"{hi:.4g}"
         raise SpecError(f"the longest input, {longest} tokens, is beyond {model.name}'s context of {limit:,} tokens "
                         "(max_position_embeddings)", **where(f"{at}.input" if traced else f"{at}.input.max"))
+    if limit is not None and output > limit:  # no request decodes more tokens than its context holds
+        shown = f"{output:,.0f}" if output < 1e15 else f"{output:.4g}"
+        raise SpecError(f"{shown} output tokens are beyond {model.name}'s context of {limit:,} tokens "
+                        "(max_position_embeddings)", **where(f"{at}.output_tokens"))
     return WorkloadSpec(
         lengths=lengths, output_tokens=float(output),
         input_total_mean=float(trace.input_tokens.mean()) if trace is not None else float(lengths.mean),

@@ -102,13 +102,14 @@ class TraceLength(Strict):
     assumed_hit_rate: Annotated[float, Field(ge=0, lt=1)] | None = None  # traces without hashes only
 
 
+OutputTokens = Annotated[float, Field(ge=1)]  # a mean of whole tokens, each request decoding at least one
 Lengths = Annotated[LogNormal | FixedLength | UniformLength | GammaLength | EmpiricalLength | TraceLength,
                     Field(discriminator="kind")]
 
 
 class Workload(Strict):
     input: Lengths
-    output_tokens: PositiveFloat | None = None  # required unless the trace gives output lengths
+    output_tokens: OutputTokens | None = None  # required unless the trace gives output lengths
     arrival: Literal["poisson", "gamma"] = "poisson"
     arrival_cv: PositiveFloat = 1.0
     rate_rps: PositiveFloat | None = None
@@ -170,7 +171,7 @@ class SiteWorkload(Strict):
     """A PD site's own workload: each key given replaces the scenario's."""
 
     input: Lengths | None = None
-    output_tokens: PositiveFloat | None = None
+    output_tokens: OutputTokens | None = None
     arrival: Literal["poisson", "gamma"] | None = None
     arrival_cv: PositiveFloat | None = None
 

@@ -7,6 +7,7 @@ happens here, once, through ``prfaas_plan.units``.
 from __future__ import annotations
 
 import itertools
+import sys
 from typing import Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import (
@@ -63,6 +64,14 @@ class Strict(BaseModel):
                 if not _takes(ann, bool) and not _takes(ann, str):
                     out[key] = str(v).lower()
         return out
+
+    @field_validator("*")
+    @classmethod
+    def _normal(cls, v: Any) -> Any:
+        if isinstance(v, float) and v != 0 and abs(v) < sys.float_info.min:  # subnormal
+            raise ValueError(f"{v!r} is below the smallest normal float, {sys.float_info.min:.3g} (its products "
+                             "round to 0)")
+        return v
 
 
 def _parse_count(v: object) -> float:
