@@ -392,6 +392,10 @@ def test_a_scenario_naming_an_unreadable_model_file_names_the_scenario_and_field
     (["size", "--set", "clusters.prfaas.price_per_gpu_hour=5e-324"],
      "error: --set clusters.prfaas.price_per_gpu_hour: 5e-324 is below the smallest normal float, 2.23e-308 (its "
      "products round to 0)"),
+    (["simulate", "--rate", "5e-324", "--requests", "100"],
+     "error: --rate: '5e-324' is below the smallest normal float, 2.23e-308"),
+    (["latency", "--rate", "5e-324"],
+     "error: --rate: must be a finite, positive arrival rate in req/s, got 4.94066e-324"),
     # a law's fault of its parameters together is told at the one the option set
     (["optimize", "--set", "workload.input.sigma=1e300"],
      "error: --set workload.input.sigma: [128.0, 131072.0] holds no probability of log-normal(mu=9.9, sigma=1e+300)"),
@@ -420,3 +424,9 @@ def test_a_sigma_narrower_than_a_float_and_an_rtt_of_1e300_s_run():
     res = runner.invoke(app, ["simulate", "--requests", "500", "--format", "json", "--set", "link.rtt=1e300"])
     assert res.exit_code == 0 and res.stderr == "", res.output
     assert json.loads(res.stdout)["ttft_mean_s"] > 1e299
+
+
+def test_a_demand_beyond_a_float_is_infeasible_in_one_line():
+    res = runner.invoke(app, ["size", "--demand", "1e300rps"])
+    assert res.exit_code == 1 and res.stdout == ""
+    assert res.stderr == "error: size: no candidate serves 1.25e+300 req/s (demand 1e+300 / headroom 0.8)\n"

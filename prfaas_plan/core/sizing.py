@@ -113,9 +113,11 @@ def site_sizes(g: SiteGrid, lam: float, demand_rps: float) -> SiteSizes:
     n_d = np.maximum(n_d, MIN_SITE - n_p)
     # a site that offloads anything needs a link and the prefill service, however small its share:
     # the products are kept above 0 where p > 0 (p = 5e-324 would underflow them to "no need")
-    carried = np.where(g.p > 0, np.maximum(rate * g.p * g.s_long_bytes, _TINY), 0.0)  # bytes/s at Lambda
+    with np.errstate(over="ignore"):  # a demand beyond a float's reach carries inf bytes/s: no tier, infeasible
+        carried = np.where(g.p > 0, np.maximum(rate * g.p * g.s_long_bytes, _TINY), 0.0)  # bytes/s at Lambda
+        egress = (np.where(g.p > 0, demand_rps * g.share * g.p * g.s_long_bytes, 0.0) * g.egress_price_per_byte
+                  * units.HOUR) if g.egress_price_per_byte else np.zeros_like(g.p)  # not inf x 0
     tier, link_price = g.tiers.cheapest(carried)
-    egress = np.where(g.p > 0, demand_rps * g.share * g.p * g.s_long_bytes, 0.0) * g.egress_price_per_byte * units.HOUR
     n = n_p + n_d
     feasible = (n <= g.max_instances) & np.isfinite(link_price)[None, :] & np.isfinite(n_d)
     cost = np.where(feasible, n * g.instance_price[:, None] + link_price[None, :] + egress[None, :], np.inf)
