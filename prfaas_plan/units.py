@@ -198,6 +198,15 @@ def _unit_error(text: object, unit: str, table: dict, what: str, examples: str) 
     return UnitError(f"{_shown(text)}: unknown {what} unit {unit!r} (use {examples})")
 
 
+SUBNORMAL = f"below the smallest normal float, {sys.float_info.min:.3g}"  # what a refusal of one says
+
+
+def subnormal(x: float) -> bool:
+    """Whether ``x`` is a nonzero float below the smallest normal one: its products round to 0 and
+    its reciprocal overflows, so an input of one is refused."""
+    return x != 0 and abs(x) < sys.float_info.min
+
+
 def _scaled(text: object, table: dict, what: str, examples: str, default: str) -> float:
     value, unit = split_quantity(text)  # type: ignore[arg-type]
     entry = table.get(unit or default)
@@ -208,7 +217,7 @@ def _scaled(text: object, table: dict, what: str, examples: str, default: str) -
     if math.isfinite(value) and not math.isfinite(out):
         raise UnitError(f"{_shown(text)} is beyond a float in SI units ({what} in {unit or default} above "
                         f"{sys.float_info.max / scale:.3g})")
-    if out != 0 and abs(out) < sys.float_info.min:  # subnormal: a product or a square of it is 0
+    if subnormal(out):
         raise UnitError(f"{_shown(text)} is below the smallest normal float in SI units ({what} in "
                         f"{unit or default} below {sys.float_info.min / scale:.3g})")
     return out

@@ -163,6 +163,12 @@ def test_what_a_scenario_reads_decides_a_hit(tmp_path, monkeypatch):
     assert len(builds) == 9  # a file added to a folder searched for a name
 
 
+# a run of the CLI that reports, on stderr at exit, which of pydantic and scipy it imported
+_PROBE = ("import atexit, sys; atexit.register(lambda: sys.stderr.write(repr(sorted({m.split('.')[0] for m in "
+          "sys.modules} & {'pydantic', 'scipy'})))); sys.argv[0] = 'prfaas-plan'; "
+          "from prfaas_plan.cli import main; main()")
+
+
 def test_a_warm_command_imports_neither_pydantic_nor_scipy_and_prints_the_same(tmp_path):
     """Run 1 validates and evaluates; what the distributions were asked is written back with the
     spec, so runs 2 and 3 need neither library and print the same bytes (timings aside)."""
@@ -172,15 +178,12 @@ def test_a_warm_command_imports_neither_pydantic_nor_scipy_and_prints_the_same(t
 
     from tests.test_golden import _leaves, _timing
 
-    probe = ("import atexit, sys; atexit.register(lambda: sys.stderr.write(repr(sorted({m.split('.')[0] for m in "
-             "sys.modules} & {'pydantic', 'scipy'})))); sys.argv[0] = 'prfaas-plan'; "
-             "from prfaas_plan.cli import main; main()")
     env = {**os.environ, "PRFAAS_PLAN_CACHE": str(tmp_path / "cache")}
     cold = "['pydantic', 'scipy']"
     cases = ((["optimize", "--format", "json"], cold), (["optimize", "two-regions", "--format", "json"], cold),
              (["optimize"], "[]"))  # the table after the JSON: the same scenario, the same questions
     for args, first in cases:
-        runs = [subprocess.run([sys.executable, "-c", probe, *args], env=env, capture_output=True, text=True,
+        runs = [subprocess.run([sys.executable, "-c", _PROBE, *args], env=env, capture_output=True, text=True,
                                check=True) for _ in range(3)]
         assert [r.stderr for r in runs] == [first, "[]", "[]"], args
         if "json" in args:
@@ -189,7 +192,8 @@ def test_a_warm_command_imports_neither_pydantic_nor_scipy_and_prints_the_same(t
         else:
             assert runs[0].stdout == runs[1].stdout == runs[2].stdout
     env["PRFAAS_PLAN_CACHE"] = "off"
-    off = subprocess.run([sys.executable, "-c", probe, "optimize"], env=env, capture_output=True, text=True, check=True)
+    off = subprocess.run([sys.executable, "-c", _PROBE, "optimize"], env=env, capture_output=True, text=True,
+                         check=True)
     assert off.stdout == runs[0].stdout
 
 
@@ -223,11 +227,6 @@ def test_a_remembered_answer_is_the_computed_one_bit_for_bit(monkeypatch):
     monkeypatch.setattr(C, "_MEMO_CELLS", 0)  # nothing remembered: every answer computed
     fresh = (C.TruncatedLogNormal.paper(), C.Gamma(shape=1.5, scale=9_000.0, lo=1.0, hi=2e5))
     assert [answers(d) for d in fresh] == asked and all(d._memo.cells == 0 for d in fresh)
-
-
-_PROBE = ("import atexit, sys; atexit.register(lambda: sys.stderr.write(repr(sorted({m.split('.')[0] for m in "
-          "sys.modules} & {'pydantic', 'scipy'})))); sys.argv[0] = 'prfaas-plan'; "
-          "from prfaas_plan.cli import main; main()")
 
 
 def test_a_distribution_outlives_an_edit_elsewhere_in_its_scenario(tmp_path):

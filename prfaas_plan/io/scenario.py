@@ -43,9 +43,6 @@ def _referenced(exc: SpecError, placed: Placed, field_path: str) -> SpecError:
     return SpecError(f"{exc.source}: {exc.message}", **placed.place(field_path))
 
 
-_LAW_PARAMETERS = ("mu", "sigma", "shape", "scale", "min", "max", "value")
-
-
 def load_lengths(spec: BaseModel, base: Path, model: Any, placed: Placed, at: str = "workload.input"):
     """The uncached-length distribution, plus trace details where the workload is a trace."""
     try:
@@ -59,7 +56,8 @@ def load_lengths(spec: BaseModel, base: Path, model: Any, placed: Placed, at: st
         msg = re.sub(r"\blo\b", "min", re.sub(r"\bhi\b", "max", exc.message))
         field_path = f"{at}.{name}" if name else at
         if placed.option_of(field_path) is None:  # a law's fault of its parameters together: the one an option set
-            given = [f"{at}.{k}" for k in _LAW_PARAMETERS if placed.option_of(f"{at}.{k}") is not None]
+            given = [f"{at}.{k}" for k in type(spec).model_fields
+                     if k != "kind" and placed.option_of(f"{at}.{k}") is not None]
             field_path = given[0] if given else field_path
         raise SpecError(msg, **placed.place(field_path)) from None
 

@@ -7,7 +7,6 @@ happens here, once, through ``prfaas_plan.units``.
 from __future__ import annotations
 
 import itertools
-import sys
 from typing import Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import (
@@ -68,9 +67,8 @@ class Strict(BaseModel):
     @field_validator("*")
     @classmethod
     def _normal(cls, v: Any) -> Any:
-        if isinstance(v, float) and v != 0 and abs(v) < sys.float_info.min:  # subnormal
-            raise ValueError(f"{v!r} is below the smallest normal float, {sys.float_info.min:.3g} (its products "
-                             "round to 0)")
+        if isinstance(v, float) and units.subnormal(v):
+            raise ValueError(f"{v!r} is {units.SUBNORMAL} (its products round to 0)")
         return v
 
 

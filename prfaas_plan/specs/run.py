@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import sys
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -130,7 +129,7 @@ def _whole(x: Any) -> bool:
 
 
 def _positive(x: Any) -> bool:
-    return x >= sys.float_info.min and math.isfinite(x)  # a normal float: a subnormal's reciprocal overflows
+    return x > 0 and math.isfinite(x) and not units.subnormal(x)
 
 
 def _read_number(text: str | None, option: str) -> float | None:
@@ -142,8 +141,8 @@ def _read_number(text: str | None, option: str) -> float | None:
         raise SpecError(f"expected a number, got {text!r}", field=option) from None
     if not math.isfinite(value):
         raise SpecError(f"expected a finite number, got {text!r}", field=option)
-    if value != 0 and abs(value) < sys.float_info.min:  # subnormal: 1 / rate overflows, products round to 0
-        raise SpecError(f"{text!r} is below the smallest normal float, {sys.float_info.min:.3g}", field=option)
+    if units.subnormal(value):
+        raise SpecError(f"{text!r} is {units.SUBNORMAL}", field=option)
     return value
 
 
