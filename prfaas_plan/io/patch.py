@@ -24,7 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from prfaas_plan.io.load import Catalog
 from prfaas_plan.io.overrides import Override, apply, parse_set
-from prfaas_plan.io.scenario import TraceArg, scenario_mapping
+from prfaas_plan.io.scenario import TraceArg, beyond_context, scenario_mapping
 from prfaas_plan.io.scenario_schema import Cluster, Decode, Link, ScenarioFile, Site, SiteLink, Slo, Workload
 from prfaas_plan.io.topology import link_spec
 from prfaas_plan.specs.scenario import ClusterSpec, DecodeSpec, LinkSpec, ScenarioSpec
@@ -201,6 +201,8 @@ def _decode(base: Loaded, m: re.Match[str], value: Any) -> ScenarioSpec | None:
 def _output_tokens(base: Loaded, m: re.Match[str], value: Any) -> ScenarioSpec | None:
     w = _valid(Workload, base.data.get("workload"), "output_tokens", value)
     if w is None or w.output_tokens is None:  # None: the trace's mean, which the loader works out
+        return None
+    if beyond_context(base.spec.model, w.output_tokens):  # the loader refuses it, naming the field
         return None
     # a site with workload keys of its own has its own workload (and maybe its own output): reload
     if any(s.workload is not None and s.workload.model_dump(exclude_none=True)

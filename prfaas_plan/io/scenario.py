@@ -267,6 +267,13 @@ def _control(c: Control):
                          period_s=c.period, queue_per_instance=c.queue_per_instance)
 
 
+def beyond_context(model: Any, output_tokens: float) -> bool:
+    """Whether no request can decode ``output_tokens``: more than the model's context holds (the
+    loader's check, which io.patch applies too)."""
+    limit = model.max_position_embeddings
+    return limit is not None and output_tokens > limit
+
+
 def workload_spec(wl: Workload, path: Path, model: Any, placed: Placed, at: str = "workload") -> WorkloadSpec:
     """The workload at ``at`` (``workload`` or a site's): lengths, output, arrivals, any trace."""
     where = placed.place
@@ -285,7 +292,7 @@ def workload_spec(wl: Workload, path: Path, model: Any, placed: Placed, at: str 
         longest = f"{hi:,.0f}" if hi < 1e15 else f"{hi:.4g}"
         raise SpecError(f"the longest input, {longest} tokens, is beyond {model.name}'s context of {limit:,} tokens "
                         "(max_position_embeddings)", **where(f"{at}.input" if traced else f"{at}.input.max"))
-    if limit is not None and output > limit:  # no request decodes more tokens than its context holds
+    if beyond_context(model, output):
         shown = f"{output:,.0f}" if output < 1e15 else f"{output:.4g}"
         raise SpecError(f"{shown} output tokens are beyond {model.name}'s context of {limit:,} tokens "
                         "(max_position_embeddings)", **where(f"{at}.output_tokens"))
