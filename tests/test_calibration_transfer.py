@@ -1,7 +1,7 @@
 """How a calibration carries across GPUs, and how a measured profile carries to other instances.
 
-- every catalog GPU without an efficiency block inherits the H200 (SGLang) calibration, and says so
-  (kv-rate, optimize on the qwen35 scenario, the hardware list);
+- every catalog GPU without an efficiency block takes the serving stack's profile (``stacks/``), and
+  says so (kv-rate, optimize on the qwen35 scenario, the hardware list);
 - the ordering invariant: a GPU at least as fast as another on every peak (bf16 and low-precision
   FLOPS, HBM and scale-up bandwidth) never models slower, prefill and decode, over the catalog and
   over synthetic GPUs scaled up from it (hypothesis);
@@ -28,12 +28,12 @@ from prfaas_plan.core import decode, prefill
 from prfaas_plan.core.timers import prefill_timer
 from prfaas_plan.core.timing import Source
 from prfaas_plan.io.load import Catalog, load_gpu, load_model
-from prfaas_plan.specs.hardware import UNCALIBRATED, GpuSpec, InstanceSpec
+from prfaas_plan.specs.hardware import GpuSpec, InstanceSpec
 from prfaas_plan.specs.model import DType
 
 K = 1024
 H200_SOURCE = "SGLang v0.5.9, PAPER.md Table 3 32K, 2026-12-01"
-INHERITED = f"H200 calibration ({H200_SOURCE}), inherited"
+INHERITED = f"stack paper-table3: {H200_SOURCE}"
 runner = CliRunner()
 
 
@@ -59,14 +59,13 @@ def _json(*args: str) -> dict:
 # Inheritance and provenance
 
 
-def test_every_catalog_gpu_but_the_reference_inherits_the_h200_calibration():
+def test_every_catalog_gpu_takes_the_stack_profile():
     gpus = {g.name: g for g in catalog_gpus()}
     ref = gpus["H200"].efficiency
-    assert ref.source == H200_SOURCE
+    assert ref.source == INHERITED and ref.stack == "paper-table3"
     assert (ref.compute, ref.low_precision, ref.prefill_overhead_s) == (0.4602, 0.55, 0.4)
     for name, g in gpus.items():
-        if name != "H200":
-            assert g.efficiency == replace(ref, source=INHERITED), name
+        assert g.efficiency == ref, name
 
 
 def test_kv_rate_shows_the_inherited_calibration():
@@ -77,7 +76,7 @@ def test_kv_rate_shows_the_inherited_calibration():
 def test_optimize_qwen35_shows_the_inherited_calibration_on_b200():
     d = _json("optimize", "qwen35-b200-h200")
     assert d["sources"]["prefill 8xB200"] == f"analytic: B200 efficiency: {INHERITED}"
-    assert d["sources"]["prefill 8xH200"] == f"analytic: H200 efficiency: {H200_SOURCE}"
+    assert d["sources"]["prefill 8xH200"] == f"analytic: H200 efficiency: {INHERITED}"
     # Lambda_max 7.098 req/s before (B200 on the optimistic defaults 0.5 / 300 ms, H200 on 0.385)
     assert d["best"]["lambda_max_rps"] == pytest.approx(6.927, abs=1e-3)
 
@@ -98,27 +97,39 @@ scaleup_gb_per_s_bidirectional: 400
 """
 
 
-def test_a_user_gpu_without_efficiency_inherits_and_a_user_h200_overlay_carries_over(tmp_path):
+STACK_YAML = """name: mine
+engine: vllm
+versions: "0.11"
+gpus: [H100]
+source: my measurements
+parameters: {compute: 0.3, low_precision: 0.5, prefill_overhead_ms: 250, source: mine}
+prefill_band: {p10: 0.9, p90: 1.1}
+band_from: my own check
+"""
+
+
+def test_a_user_gpu_takes_the_stack_and_a_user_stack_reaches_every_gpu(tmp_path):
     cat_dir = tmp_path / "cat"
     _write(cat_dir / "hardware" / "X1.yaml", GPU_YAML.format(name="X1"))
     cat = Catalog.default([cat_dir])
     assert load_gpu("X1", cat).efficiency.source == INHERITED
-    # a calibration of the stack on the reference GPU (a `calibrate` overlay) reaches every GPU
+    _write(cat_dir / "stacks" / "mine.yaml", STACK_YAML)
+    for name in ("X1", "H100", "H200"):
+        e = load_gpu(name, cat, "mine").efficiency
+        assert (e.compute, e.low_precision, e.prefill_overhead_s, e.stack) == (0.3, 0.5, 0.25, "mine")
+        assert e.source == "stack mine: my measurements"
+    # a calibrate overlay is that GPU's own calibration, and wins over any stack
     _write(cat_dir / "hardware" / "H200-calibrated.yaml",
-           "overlay: H200\nefficiency: {compute: 0.3, low_precision: 0.5, prefill_overhead_ms: 250, "
-           "source: mine}\n")
-    for name in ("X1", "H100"):
-        e = load_gpu(name, cat).efficiency
-        assert (e.compute, e.low_precision, e.prefill_overhead_s) == (0.3, 0.5, 0.25)
-        assert e.source == "H200 calibration (mine), inherited"
+           "overlay: H200\nefficiency: {compute: 0.35, source: own}\n")
+    assert load_gpu("H200", cat, "mine").efficiency.compute == 0.35
+    assert load_gpu("H100", cat, "mine").efficiency.compute == 0.3
 
 
-def test_an_uncalibrated_reference_leaves_everyone_uncalibrated(tmp_path):
-    cat_dir = tmp_path / "cat"
-    _write(cat_dir / "hardware" / "H200.yaml", GPU_YAML.format(name="H200"))
-    cat = Catalog.default([cat_dir])
-    assert load_gpu("H200", cat).efficiency.source == UNCALIBRATED
-    assert load_gpu("H100", cat).efficiency.source == UNCALIBRATED
+def test_an_unknown_stack_is_one_line():
+    from prfaas_plan.errors import SpecError
+
+    with pytest.raises(SpecError, match="unknown stack 'nope'"):
+        load_gpu("H100", Catalog.default(), "nope")
 
 
 def test_a_gpu_with_its_own_block_keeps_it(tmp_path):
@@ -149,7 +160,7 @@ def test_prefill_compute_splits_gemm_and_attention_by_class():
     w = prefill.prefill_work(m, 32 * K, gpus=8)
     r = prefill.time_from_work(w, i)
     e = i.gpu.efficiency
-    expected = (float(w.gemm_flops) / (1979e12 * e.compute * e.low_precision)
+    expected = (float(w.gemm_flops + w.moe_flops) / (1979e12 * e.compute * e.low_precision)
                 + float(w.attention_flops) / (989e12 * e.compute)) / 8
     assert float(r.compute_s) == pytest.approx(expected, rel=1e-12)
 

@@ -322,7 +322,7 @@ def test_lengths_csv_header_and_trailing_comma(tmp_path):
 def test_a_bad_catalog_folder_is_refused(tmp_path, monkeypatch, kind):
     path = tmp_path / "cat"
     reason = {"missing": "folder not found", "a file": "is a file, not a folder",
-              "no catalog folders": "holds none of models/, hardware/, scenarios/"}[kind]
+              "no catalog folders": "holds none of models/, hardware/, scenarios/, stacks/"}[kind]
     if kind == "a file":
         path.write_text("x")
     elif kind == "no catalog folders":

@@ -10,8 +10,9 @@ from tests.conftest import ROOT
 
 runner = CliRunner()
 README = (ROOT / "README.md").read_text()
-COMMANDS = ["models", "hardware", "model show", "model import", "kv-rate", "optimize", "size", "sweep", "latency",
-            "degrade", "simulate", "replay", "perf", "calibrate", "thresholds", "report", "trace stats", "study",
+COMMANDS = ["models", "hardware", "stacks", "model show", "model import", "kv-rate", "optimize", "size", "sweep",
+            "latency", "degrade", "simulate", "replay", "perf", "calibrate", "thresholds", "report", "trace stats",
+            "study",
             "study-report"]
 
 

@@ -187,7 +187,7 @@ def test_overhead_bound_at_short_lengths():
 def test_analytic_timer_provenance():
     t = prefill_timer(model("MiniMax-M2.5"), inst("H200"))
     assert t.source == Source.ANALYTIC
-    assert t.detail == "H200 efficiency: SGLang v0.5.9, PAPER.md Table 3 32K, 2026-12-01"
+    assert t.detail == "H200 efficiency: stack paper-table3: SGLang v0.5.9, PAPER.md Table 3 32K, 2026-12-01"
     assert t(32 * K) == pytest.approx(float(prefill.prefill_time(model("MiniMax-M2.5"), inst("H200"),
                                                                  32 * K).seconds))
 

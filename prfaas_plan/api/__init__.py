@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from prfaas_plan import units
-from prfaas_plan.api.inputs import default_lengths, instance, require_context
+from prfaas_plan.api.inputs import default_lengths, instance, require_context, stack_json, stack_of
 from prfaas_plan.core import kv
 from prfaas_plan.core.profile import EXTRAPOLATED, EXTRAPOLATION, profile_basis
 from prfaas_plan.core.timers import prefill_timer
@@ -173,8 +173,11 @@ def _time_basis(model: ModelSpec, n: int, profile: MeasuredProfile | None, basis
 
 def kv_rate(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int] | None, catalog: Catalog,
             instances: int | None = None, kv_dtype: str | None = None, state_dtype: str | None = None,
-            source: str = "auto", allow_beyond_context: bool = False) -> dict[str, Any]:
+            source: str = "auto", allow_beyond_context: bool = False, stack: str | None = None) -> dict[str, Any]:
     """Phi_kv(l) = S_kv(l) / T_prefill(l) per length (Eq. 1) and, for N instances, B_out (Eq. 2).
+
+    Analytic and scaled times carry the stack's P10-P90 band (``*_p10``, ``*_p90``: measured /
+    predicted on sources its fit never saw); a measured profile's times are their own.
 
     Each row says where its time comes from: ``measured`` at a profile point, ``interpolated``
     between points, ``extrapolated`` outside them or past the model's context (analytic rows
@@ -186,7 +189,8 @@ def kv_rate(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int] 
     m = load_model(model_ref, catalog)
     lengths = default_lengths(m) if lengths is None else lengths
     require_context(m, lengths, "--lengths", allow=allow_beyond_context, ref=model_ref)
-    inst = instance(hardware, gpus, catalog)
+    prof = stack_of(stack, catalog)
+    inst = instance(hardware, gpus, catalog, prof)
     kvd, std = _dtype(kv_dtype, "--kv-dtype"), _dtype(state_dtype, "--state-dtype")
     if source == "both":
         timers = [prefill_timer(m, inst, source=s) for s in (Source.MEASURED, Source.ANALYTIC)]
@@ -198,7 +202,7 @@ def kv_rate(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int] 
                             field="--source") from None
         from prfaas_plan.api.perf import gpu_lookup
 
-        timers = [prefill_timer(m, inst, source=src, gpu_of=gpu_lookup(catalog))]
+        timers = [prefill_timer(m, inst, source=src, gpu_of=gpu_lookup(catalog, stack=prof))]
     f = kv.footprint(m, kv_dtype=kvd, state_dtype=std)
     length = np.asarray(lengths, dtype=np.float64)
     rows = []
@@ -208,6 +212,7 @@ def kv_rate(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int] 
         use_measured_kv = timer.kv_bytes is not None and kvd in (None, m.kv_dtype) and std in (None, m.state_dtype)
         s = np.asarray(timer.kv_bytes(length)) if use_measured_kv else np.asarray(f.s_kv(length))
         phi = s / t
+        lo, hi = (1.0, 1.0) if timer.source == Source.MEASURED else prof.band("prefill")
         profile = timer.profile  # the measured one, or another instance's for a scaled timer
         basis = profile_basis(profile, length) if profile is not None else None
         detail = timer.detail
@@ -222,8 +227,12 @@ def kv_rate(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int] 
                 "length_tokens": int(n),
                 "kv_bytes": float(s[i]),
                 "prefill_s": float(t[i]),
+                "prefill_s_p10": float(t[i] * lo),
+                "prefill_s_p90": float(t[i] * hi),
                 "kv_bytes_per_s": float(phi[i]),
                 "kv_gbps": float(units.bytes_per_s_to_gbps(phi[i])),
+                "kv_gbps_p10": float(units.bytes_per_s_to_gbps(phi[i] / hi)),
+                "kv_gbps_p90": float(units.bytes_per_s_to_gbps(phi[i] / lo)),
                 "source": label,
                 "basis": word,
                 "beyond_context": bool(m.beyond_context([n])),
@@ -239,6 +248,21 @@ def kv_rate(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int] 
         "kv_dtype": str(f.kv_dtype),
         "state_dtype": str(f.state_dtype),
         "sources": details,
+        "stack": stack_json(prof),
         "rows": rows,
     }
 
+
+def list_stacks(catalog: Catalog) -> dict[str, Any]:
+    """Every serving-stack profile of the catalog, the default marked."""
+    from prfaas_plan.io.load import load_stack
+    from prfaas_plan.specs.stack import DEFAULT_STACK
+
+    rows = []
+    for path in catalog.entries("stacks").values():
+        st = load_stack(str(path), catalog)
+        e = st.efficiency
+        rows.append({**stack_json(st), "default": st.name.lower() == DEFAULT_STACK.lower(), "gpus": list(st.gpus),
+                     "description": st.description, "prefill_overhead_s": e.prefill_overhead_s,
+                     "decode_overhead_s": e.decode_overhead_s, "compute": e.compute, "path": str(path)})
+    return {"stacks": sorted(rows, key=lambda r: (not r["default"], r["name"].lower()))}

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.errors import SpecError
-from prfaas_plan.io.load import Catalog, is_path_like, load_gpu
+from prfaas_plan.io.load import Catalog, is_path_like, load_gpu, load_stack
 from prfaas_plan.specs.hardware import InstanceSpec
 from prfaas_plan.specs.model import ModelSpec
+from prfaas_plan.specs.stack import StackSpec
 
 DEFAULT_LENGTHS = (units.K_TOKENS, 8 * units.K_TOKENS, 32 * units.K_TOKENS, 128 * units.K_TOKENS)
 
@@ -35,7 +37,25 @@ def require_context(model: ModelSpec, lengths: Sequence[float], option: str, *, 
                         "extrapolate", field=option)
 
 
-def instance(hardware: str, gpus: int, catalog: Catalog) -> InstanceSpec:
+def instance(hardware: str, gpus: int, catalog: Catalog, stack: StackSpec | None = None) -> InstanceSpec:
     if gpus < 1:
         raise SpecError(f"must be a positive number of GPUs, got {gpus}", field="--gpus")
-    return InstanceSpec(gpu=load_gpu(hardware, catalog), gpus=gpus)
+    return InstanceSpec(gpu=load_gpu(hardware, catalog, stack), gpus=gpus)
+
+
+def stack_of(ref: str | None, catalog: Catalog) -> StackSpec:
+    """The serving-stack profile ``--stack`` names (the default when None), an unknown name placed there."""
+    try:
+        return load_stack(ref, catalog)
+    except SpecError as exc:
+        if exc.unknown == "stacks" and exc.source is None and exc.field is None:
+            raise exc.at(field="--stack") from None
+        raise
+
+
+def stack_json(prof: StackSpec) -> dict[str, Any]:
+    """The profile an output used: its name, engine and the band its intervals come from."""
+    lo, hi = prof.band("prefill")
+    return {"name": prof.name, "engine": prof.engine, "versions": prof.versions, "source": prof.source,
+            "points": prof.points, "sources": prof.sources, "prefill_band_p10": lo, "prefill_band_p90": hi,
+            "band_from": prof.band_from}

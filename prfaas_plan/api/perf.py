@@ -15,6 +15,7 @@ from prfaas_plan.core import decode, prefill
 from prfaas_plan.errors import SpecError
 from prfaas_plan.io.load import Catalog, load_gpu, load_model
 from prfaas_plan.specs.hardware import Efficiency, GpuSpec
+from prfaas_plan.specs.stack import StackSpec
 
 # `--hold` keys, as the hardware YAML's efficiency block spells them -> Efficiency field, scale to SI
 HOLD_KEYS = {"compute": ("compute", 1.0), "low_precision": ("low_precision", 1.0), "memory": ("memory", 1.0),
@@ -23,15 +24,16 @@ HOLD_KEYS = {"compute": ("compute", 1.0), "low_precision": ("low_precision", 1.0
              "decode_overhead_ms": ("decode_overhead_s", units.MS)}
 
 
-def gpu_lookup(catalog: Catalog | None = None, known: Sequence[GpuSpec] = ()) -> Callable[[str], GpuSpec | None]:
+def gpu_lookup(catalog: Catalog | None = None, known: Sequence[GpuSpec] = (),
+               stack: StackSpec | None = None) -> Callable[[str], GpuSpec | None]:
     """Hardware name -> spec for transferring a measured profile (``core.timing``): the GPUs in
-    ``known`` first, then the catalog (the default one when none is given); None when unknown."""
+    ``known`` first, then the catalog (the default one when none is given) with ``stack``; None when unknown."""
     def find(name: str) -> GpuSpec | None:
         for gpu in known:
             if gpu.name.lower() == name.lower():
                 return gpu
         try:
-            return load_gpu(name, catalog or Catalog.default())
+            return load_gpu(name, catalog or Catalog.default(), stack)
         except SpecError:
             return None
 
@@ -46,8 +48,10 @@ def _efficiency(e: Efficiency) -> dict[str, Any]:
 
 def perf(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int] | None, batches: Sequence[int],
          context: int, tpot_s: float, output_tokens: int, catalog: Catalog,
-         memory_fraction: float = decode.DEFAULT_MEMORY_FRACTION, allow_beyond_context: bool = False) -> dict[str, Any]:
-    """Analytic prefill per length, decode step per batch at one context, and BS_max for a TPOT SLO.
+         memory_fraction: float = decode.DEFAULT_MEMORY_FRACTION, allow_beyond_context: bool = False,
+         stack: str | None = None) -> dict[str, Any]:
+    """Analytic prefill per length, decode step per batch at one context, and BS_max for a TPOT SLO,
+    on the serving stack ``stack`` (the default when None); times with the stack's P10-P90 band.
 
     Lengths and a context past the model's max_position_embeddings are refused unless allowed."""
     if any(b < 1 for b in batches):
@@ -60,7 +64,11 @@ def perf(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int] | N
     lengths = default_lengths(m) if lengths is None else lengths
     require_context(m, lengths, "--lengths", allow=allow_beyond_context, ref=model_ref)
     require_context(m, [context], "--context", allow=allow_beyond_context, ref=model_ref)
-    inst = instance(hardware, gpus, catalog)
+    from prfaas_plan.api.inputs import stack_json, stack_of
+
+    prof = stack_of(stack, catalog)
+    inst = instance(hardware, gpus, catalog, prof)
+    (plo, phi), (dlo, dhi) = prof.band("prefill"), prof.band("decode")
     pre = prefill.prefill_time(m, inst, np.asarray(lengths, dtype=np.float64))
     step = decode.decode_step(m, inst, np.asarray(batches, dtype=np.float64), context)
     cap = decode.decode_capacity(m, inst, tpot_s=tpot_s, context=context, output_tokens=output_tokens,
@@ -69,11 +77,15 @@ def perf(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int] | N
         "model": m.name,
         "instance": inst.name,
         "efficiency": _efficiency(inst.gpu.efficiency),
-        "prefill": [{"length_tokens": int(n), "prefill_s": float(pre.seconds[i]), "bound": str(pre.bound[i]),
+        "stack": stack_json(prof),
+        "prefill": [{"length_tokens": int(n), "prefill_s": float(pre.seconds[i]),
+                     "prefill_s_p10": float(pre.seconds[i] * plo), "prefill_s_p90": float(pre.seconds[i] * phi),
+                     "bound": str(pre.bound[i]),
                      "compute_s": float(pre.compute_s[i]), "memory_s": float(pre.memory_s[i]),
                      "activation_s": float(pre.activation_s[i]), "comm_s": float(pre.comm_s[i]),
                      "overhead_s": float(pre.overhead_s[i])} for i, n in enumerate(lengths)],
         "decode": [{"batch": int(b), "context_tokens": int(context), "step_s": float(step.seconds[i]),
+                    "step_s_p10": float(step.seconds[i] * dlo), "step_s_p90": float(step.seconds[i] * dhi),
                     "tokens_per_s": float(b / step.seconds[i]), "bound": str(step.bound[i]),
                     "compute_s": float(step.compute_s[i]), "memory_s": float(step.memory_s[i]),
                     "comm_s": float(step.comm_s[i]), "overhead_s": float(step.overhead_s[i])}
@@ -84,6 +96,8 @@ def perf(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int] | N
             "tpot_s": cap.tpot_s, "context_tokens": int(context), "output_tokens": int(output_tokens),
             "memory_fraction": memory_fraction, "step_s": cap.step_s, "tokens_per_s": cap.tokens_per_s,
             "requests_per_s": cap.requests_per_s,
+            # a decode step P90 x slower serves 1/P90 the tokens at the same batch (the SLO aside)
+            "requests_per_s_p10": cap.requests_per_s / dhi, "requests_per_s_p90": cap.requests_per_s / dlo,
         },
     }
 

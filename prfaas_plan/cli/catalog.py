@@ -1,4 +1,4 @@
-"""`models`, `hardware`, `model show`, `model import`."""
+"""`models`, `hardware`, `stacks`, `model show`, `model import`."""
 
 from __future__ import annotations
 
@@ -37,6 +37,18 @@ def hardware(fmt: FormatOpt = Format.table, catalog: CatalogOpt = None) -> None:
     from prfaas_plan.report import views
 
     views.emit_hardware(fmt, api.list_hardware(catalog_from(catalog)))
+
+
+@app.command("stacks")
+def stacks(fmt: FormatOpt = Format.table, catalog: CatalogOpt = None) -> None:
+    """List the serving-stack profiles of the time model: engine, GPUs, fixed costs, the P10-P90 band.
+
+    Example: prfaas-plan stacks
+    """
+    from prfaas_plan import api
+    from prfaas_plan.report import views
+
+    views.emit_stacks(fmt, api.list_stacks(catalog_from(catalog)))
 
 
 @model_app.command("show")

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from prfaas_plan.cli.app import app
-from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from, naming
+from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, StackOpt, catalog_from, naming
 from prfaas_plan.errors import SpecError
 
 
@@ -28,6 +28,7 @@ def kv_rate(
                                                      "the analytic ratio), analytic or both")] = "auto",
     allow_beyond_context: Annotated[bool, typer.Option(
         "--allow-beyond-context", help="Extrapolate past the model's max_position_embeddings")] = False,
+    stack: StackOpt = None,
     fmt: FormatOpt = Format.table,
     catalog: CatalogOpt = None,
 ) -> None:
@@ -45,5 +46,5 @@ def kv_rate(
     with naming(models="MODEL", hardware="--hardware"):
         result = api.kv_rate(model, hardware=hardware, gpus=gpus, lengths=parsed, catalog=catalog_from(catalog),
                              instances=instances, kv_dtype=kv_dtype, state_dtype=state_dtype, source=source,
-                             allow_beyond_context=allow_beyond_context)
+                             allow_beyond_context=allow_beyond_context, stack=stack)
     views.emit_kv_rate(fmt, result)

@@ -34,6 +34,12 @@ CatalogOpt = Annotated[
                  "Also read from $PRFAAS_PLAN_CATALOG."),
 ]
 
+StackOpt = Annotated[
+    str | None,
+    typer.Option("--stack", help="Serving-stack profile of the time model (`prfaas-plan stacks`; a name or "
+                 "YAML file) [default: the catalog's default]", show_default=False),
+]
+
 
 def output_check(option: str, *, image: bool = False) -> Callable[[Path | None], Path | None]:
     """A typer callback refusing an unusable output path up front (see ``io.files.check_output``)."""

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from prfaas_plan.cli.app import app
-from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from, output_check
+from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, StackOpt, catalog_from, output_check
 from prfaas_plan.errors import SpecError
 
 
@@ -57,6 +57,7 @@ def perf(
     memory_fraction: Annotated[float, typer.Option("--memory-fraction", help="HBM share for weights + KV")] = 0.9,
     allow_beyond_context: Annotated[bool, typer.Option(
         "--allow-beyond-context", help="Extrapolate past the model's max_position_embeddings")] = False,
+    stack: StackOpt = None,
     fmt: FormatOpt = Format.table,
     catalog: CatalogOpt = None,
 ) -> None:
@@ -75,7 +76,7 @@ def perf(
         batches=_parse(_batches, batches, "--batches"),
         context=_parse(units.parse_length, context, "--context"), tpot_s=_parse(_duration, tpot, "--tpot"),
         output_tokens=_parse(units.parse_length, output_len, "--output-len"), memory_fraction=memory_fraction,
-        allow_beyond_context=allow_beyond_context)
+        allow_beyond_context=allow_beyond_context, stack=stack)
     views_perf.emit_perf(fmt, result)
 
 

@@ -1,7 +1,8 @@
 """Analytic decode step time, BS_max for a TPOT SLO, and per-instance decode throughput.
 
-    T_step(B, c) = decode overhead + max(GEMM FLOPs / (G x GEMM rate) + attention FLOPs / (peak(bf16) x G x e_compute),
-                                         bytes / (HBM B/s x G x e_memory)) + comm
+    T_step(B, c) = decode overhead + layers x decode_layer_s
+                   + max(GEMM FLOPs / (G x GEMM rate) + attention FLOPs / (peak(bf16) x G x e_attention),
+                         bytes / (HBM B/s x G x e_memory)) + comm
 
 for a batch of B requests, each generating one token at context c, on an instance of G GPUs:
 
@@ -9,7 +10,10 @@ for a batch of B requests, each generating one token at context c, on an instanc
   ``core.prefill``: bf16, or FP8/FP4 with e_low_precision) + B x attention at context c per layer kind;
 - bytes = weights touched (MoE: E[distinct experts] = n (1 - (1 - k/n)^B) per MoE layer, plus
   all non-expert weights) + B x S_kv(c) (the KV and recurrent state read, ``core.kv``);
-- comm  = the prefill collectives for B tokens (``core.prefill.collective_bytes``).
+- comm  = the prefill collectives for B tokens (``core.prefill.collective_bytes``), each with the
+  stack's latency floor on more than one GPU (``core.prefill.collectives``);
+- layers x decode_layer_s: the step's floor of kernel launches per layer, which a small batch at a
+  high TP cannot hide.
 
 BS_max (DESIGN.md "Decode") = the largest B with T_step(B, c) <= TPOT SLO and
 B x S_kv(c_max) <= HBM x G x memory_fraction - weights. Theta_pd-d of one instance is
@@ -27,8 +31,10 @@ from numpy.typing import ArrayLike, NDArray
 from prfaas_plan.core import kv
 from prfaas_plan.core.prefill import (
     STATE_FLOPS,
+    attention_class,
     bound_of,
     collective_bytes,
+    collectives,
     gemm_params_per_token,
     weights_touched,
 )
@@ -71,6 +77,8 @@ class DecodeWork:
     attention_flops: NDArray[np.float64]
     memory_bytes: NDArray[np.float64]
     comm_bytes: NDArray[np.float64]
+    attention: tuple[tuple[str, NDArray[np.float64]], ...] = ()  # attention_flops by op class
+    collectives: int = 0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -94,12 +102,17 @@ def decode_work(model: ModelSpec, batch: ArrayLike, context: ArrayLike, *, gpus:
     b = np.asarray(batch, dtype=np.float64)
     c = np.asarray(context, dtype=np.float64)
     gemm = 2.0 * gemm_params_per_token(model) + 2.0 * model.vocab_size * model.hidden_size
-    attention = sum((decode_attention_flops(g, c) for g in model.layers), np.zeros_like(c))
+    by_class: dict[str, NDArray[np.float64]] = {}
+    for g in model.layers:
+        name = attention_class(g)
+        by_class[name] = by_class.get(name, np.zeros_like(c)) + decode_attention_flops(g, c)
+    attention = sum(by_class.values(), np.zeros_like(c))
     weights = np.asarray(model.weight_bytes(weights_touched(model, b)), dtype=np.float64)  # scales included
     kv_read = b * np.asarray(kv.footprint(model).s_kv(c), dtype=np.float64)
     return DecodeWork(flops=b * (gemm + attention), gemm_flops=b * gemm + 0.0 * c, attention_flops=b * attention,
                       memory_bytes=weights + kv_read,
-                      comm_bytes=np.asarray(collective_bytes(model, b, gpus)) + 0.0 * c)
+                      comm_bytes=np.asarray(collective_bytes(model, b, gpus)) + 0.0 * c,
+                      attention=tuple((n, b * f) for n, f in by_class.items()), collectives=collectives(model, gpus))
 
 
 def decode_step(model: ModelSpec, instance: InstanceSpec, batch: ArrayLike, context: ArrayLike, *,
@@ -118,12 +131,14 @@ def step_from_work(work: DecodeWork, model: ModelSpec, instance: InstanceSpec,
                    efficiency: Efficiency | None = None) -> DecodeStep:
     gpu, g = instance.gpu, instance.gpus
     e = efficiency or gpu.efficiency
-    compute = (work.gemm_flops / gpu.gemm_flops_per_s(model.weight_dtype, e)
-               + work.attention_flops / (gpu.bf16_flops * e.compute)) / g
+    compute = work.gemm_flops / gpu.gemm_flops_per_s(model.weight_dtype, e)
+    for name, flops in work.attention or (("attention_full", work.attention_flops),):
+        compute = compute + flops / (gpu.bf16_flops * gpu.class_efficiency(name, e))
+    compute = compute / g
     memory = work.memory_bytes / (gpu.hbm_bytes_per_s * g * e.memory)
-    comm = work.comm_bytes / (gpu.scaleup_bytes_per_s * e.comm)
+    comm = work.comm_bytes / (gpu.scaleup_bytes_per_s * e.comm) + work.collectives * e.collective_latency_s
     compute, memory, comm = np.broadcast_arrays(compute, memory, comm)
-    overhead = np.full_like(compute, e.decode_overhead_s)
+    overhead = np.full_like(compute, e.decode_overhead_s + model.num_hidden_layers * e.decode_layer_s)
     seconds = overhead + np.maximum(compute, memory) + comm
     return DecodeStep(seconds=seconds, compute_s=compute, memory_s=np.asarray(memory), comm_s=np.asarray(comm),
                       overhead_s=overhead, bound=bound_of(overhead, compute, memory, comm))

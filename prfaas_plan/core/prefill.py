@@ -149,6 +149,30 @@ def gemm_params_per_token(model: ModelSpec) -> float:
     return mixers + ffn_params_per_token(model)
 
 
+def routed_params_per_token(model: ModelSpec) -> float:
+    """The part of ``gemm_params_per_token`` in routed experts' grouped GEMMs: top-k x expert x MoE layers."""
+    if model.moe is None:
+        return 0.0
+    return moe_layers(model) * model.moe.num_experts_per_tok * expert_params(model)
+
+
+def expert_rows(model: ModelSpec, tokens: ArrayLike) -> NDArray[np.float64]:
+    """Rows of one routed expert's GEMM for ``tokens`` tokens: l k / E (tokens where dense)."""
+    t = np.asarray(tokens, dtype=np.float64)
+    if model.moe is None:
+        return t
+    return t * model.moe.num_experts_per_tok / model.moe.num_experts
+
+
+def collectives(model: ModelSpec, gpus: int) -> int:
+    """Collectives per forward pass over G GPUs: an all-reduce after every mixer and dense FFN, an
+    all-to-all dispatch and combine per MoE layer; none on one GPU."""
+    if gpus <= 1:
+        return 0
+    n_moe = moe_layers(model)
+    return 2 * model.num_hidden_layers - n_moe + 2 * n_moe
+
+
 def expected_distinct_experts(num_experts: int, top_k: int, picks: ArrayLike) -> NDArray[np.float64] | float:
     """E[distinct experts] when ``picks`` tokens each choose top_k of num_experts uniformly.
 
@@ -207,6 +231,17 @@ def _pairs_window(start: NDArray[np.float64], end: NDArray[np.float64], window: 
     return f(end) - f(start)
 
 
+def attention_class(group: LayerGroup) -> str:
+    """The op class (``specs.hardware.OP_CLASSES``) of a group's attention kernels."""
+    if isinstance(group, SwaGroup):
+        return "attention_swa"
+    if isinstance(group, GqaGroup):
+        return "attention_full"
+    if isinstance(group, MlaGroup):
+        return "attention_mla"
+    return "attention_linear"
+
+
 def attention_flops(group: LayerGroup, lengths: ArrayLike, cached_prefix: ArrayLike = 0) -> NDArray[np.float64]:
     """Attention FLOPs of all layers of one group for l new tokens after a cached prefix p.
 
@@ -246,17 +281,27 @@ def attention_flops(group: LayerGroup, lengths: ArrayLike, cached_prefix: ArrayL
 class PrefillWork:
     """What a prefill does, independent of efficiencies (arrays over l).
 
-    gemm_flops and attention_flops for the whole instance; memory_bytes read or written in HBM
-    (whole instance); activation_bytes moved in HBM per GPU (replicated, see module doc);
-    comm_bytes sent per GPU per direction over the scale-up link.
+    gemm_flops (dense: mixers, dense and shared FFN, LM head) and moe_flops (routed experts) and
+    attention_flops per op class for the whole instance, with the GEMMs' rows (tokens, and l k / E
+    for a routed expert); memory_bytes read or written in HBM (whole instance); activation_bytes
+    moved in HBM per GPU (replicated, see module doc); comm_bytes sent per GPU per direction over the
+    scale-up link in ``collectives`` collectives.
     """
 
     gemm_flops: NDArray[np.float64]
-    attention_flops: NDArray[np.float64]
+    moe_flops: NDArray[np.float64]
+    attention: tuple[tuple[str, NDArray[np.float64]], ...]
+    tokens: NDArray[np.float64]
+    expert_rows: NDArray[np.float64]
     memory_bytes: NDArray[np.float64]
     activation_bytes: NDArray[np.float64]
     comm_bytes: NDArray[np.float64]
+    collectives: int
     weight_dtype: DType
+
+    @property
+    def attention_flops(self) -> NDArray[np.float64]:
+        return sum((f for _, f in self.attention), np.zeros_like(self.tokens))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -322,15 +367,22 @@ def prefill_work(model: ModelSpec, lengths: ArrayLike, cached_prefix: ArrayLike 
     """
     length = np.asarray(lengths, dtype=np.float64)
     p = np.asarray(cached_prefix, dtype=np.float64) + 0.0 * length
-    gemm = 2.0 * gemm_params_per_token(model) * length + 2.0 * model.vocab_size * model.hidden_size
-    attn = sum((attention_flops(g, length, p) for g in model.layers), np.zeros_like(length))
+    routed = routed_params_per_token(model)
+    gemm = 2.0 * (gemm_params_per_token(model) - routed) * length + 2.0 * model.vocab_size * model.hidden_size
+    by_class: dict[str, NDArray[np.float64]] = {}
+    for g in model.layers:
+        name = attention_class(g)
+        by_class[name] = by_class.get(name, np.zeros_like(length)) + attention_flops(g, length, p)
     f = kv.footprint(model)
     written = np.asarray(f.transfer_bytes(length + p, p), dtype=np.float64)
     prefix_read = f.kv_bytes_per_token * p
     weights = np.asarray(model.weight_bytes(weights_touched(model, length)), dtype=np.float64)  # scales included
-    return PrefillWork(gemm_flops=gemm, attention_flops=attn, memory_bytes=weights + written + prefix_read,
+    return PrefillWork(gemm_flops=gemm, moe_flops=2.0 * routed * length, attention=tuple(by_class.items()),
+                       tokens=length, expert_rows=expert_rows(model, length),
+                       memory_bytes=weights + written + prefix_read,
                        activation_bytes=activation_bytes(model, length),
-                       comm_bytes=collective_bytes(model, length, gpus), weight_dtype=model.weight_dtype)
+                       comm_bytes=collective_bytes(model, length, gpus), collectives=collectives(model, gpus),
+                       weight_dtype=model.weight_dtype)
 
 
 def bound_of(overhead_s: NDArray[np.float64], compute_s: NDArray[np.float64], memory_s: NDArray[np.float64],
@@ -341,14 +393,27 @@ def bound_of(overhead_s: NDArray[np.float64], compute_s: NDArray[np.float64], me
 
 
 def time_from_work(work: PrefillWork, instance: InstanceSpec, efficiency: Efficiency | None = None) -> PrefillResult:
-    """T_prefill = overhead + max(compute, memory) + activations + comm for precomputed work."""
+    """T_prefill = overhead + max(compute, memory) + activations + comm for precomputed work.
+
+    compute = [dense GEMM FLOPs / rate_dense x (1 + M_half / l) + routed FLOPs / rate_moe x
+    (1 + M_half / (l k / E)) + sum over attention classes of FLOPs / (peak_bf16 x e_class)] / G;
+    comm = bytes / (scale-up x e_comm) + collectives x latency floor."""
     gpu, g = instance.gpu, instance.gpus
     e = efficiency or gpu.efficiency
-    compute = (work.gemm_flops / gpu.gemm_flops_per_s(work.weight_dtype, e)
-               + work.attention_flops / (gpu.bf16_flops * e.compute)) / g
+    half = e.gemm_half_tokens
+    dense = work.gemm_flops / gpu.gemm_flops_per_s(work.weight_dtype, e)
+    if half:
+        dense = dense * (1.0 + half / np.maximum(work.tokens, 1.0))
+    compute = dense
+    if work.moe_flops.any():
+        moe = work.moe_flops / gpu.gemm_flops_per_s(work.weight_dtype, e, op="moe")
+        compute = compute + (moe * (1.0 + half / np.maximum(work.expert_rows, 1e-9)) if half else moe)
+    for name, flops in work.attention:
+        compute = compute + flops / (gpu.bf16_flops * gpu.class_efficiency(name, e))
+    compute = compute / g
     memory = work.memory_bytes / (gpu.hbm_bytes_per_s * g * e.memory)
     activation = work.activation_bytes / (gpu.hbm_bytes_per_s * e.memory)
-    comm = work.comm_bytes / (gpu.scaleup_bytes_per_s * e.comm)
+    comm = work.comm_bytes / (gpu.scaleup_bytes_per_s * e.comm) + work.collectives * e.collective_latency_s
     overhead = np.full_like(compute, e.prefill_overhead_s)
     seconds = overhead + np.maximum(compute, memory) + activation + comm
     return PrefillResult(seconds=seconds, compute_s=compute, memory_s=memory, activation_s=activation, comm_s=comm,

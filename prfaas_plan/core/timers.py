@@ -6,6 +6,8 @@ Apart from ``core.timing`` (the timer type) so that ``core.prefill`` and it impo
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -35,7 +37,9 @@ def _scaled(model: ModelSpec, instance: InstanceSpec, gpu_of: GpuLookup | None) 
         gpu = gpu_of(p.hardware)
         if gpu is None:
             continue
-        there = InstanceSpec(gpu=gpu, gpus=p.gpus)  # each with its own (usually the same, inherited) calibration
+        if gpu.efficiency.stack:  # a stack's parameters, not that GPU's own calibration: this instance's stack
+            gpu = replace(gpu, efficiency=instance.gpu.efficiency)
+        there = InstanceSpec(gpu=gpu, gpus=p.gpus)
         at = np.asarray(p.lengths, dtype=np.float64)
         ratio = prefill.prefill_time(model, instance, at).seconds / prefill.prefill_time(model, there, at).seconds
         distance = float(np.mean(np.abs(np.log(ratio))))

@@ -22,8 +22,9 @@ import yaml
 from prfaas_plan.errors import SpecError, kind_of
 from prfaas_plan.io.cache import cached
 from prfaas_plan.io.files import note, os_reason, read_text
-from prfaas_plan.specs.hardware import REFERENCE_GPU, GpuSpec, inherit_efficiency
+from prfaas_plan.specs.hardware import GpuSpec
 from prfaas_plan.specs.model import ModelSpec
+from prfaas_plan.specs.stack import DEFAULT_STACK, StackSpec, apply_stack
 
 if TYPE_CHECKING:  # pydantic is imported only when a file is validated (see io/cache.py)
     from pydantic import BaseModel, ValidationError
@@ -35,7 +36,7 @@ except AttributeError:  # pragma: no cover
 
 ENV_CATALOG = "PRFAAS_PLAN_CATALOG"
 PACKAGED_CATALOG = Path(__file__).resolve().parent.parent / "catalog"
-KINDS = ("models", "hardware", "scenarios")
+KINDS = ("models", "hardware", "scenarios", "stacks")
 
 M = TypeVar("M", bound="BaseModel")
 
@@ -179,7 +180,7 @@ class Catalog:
         close = difflib.get_close_matches(name, names, n=1, cutoff=0.4) or difflib.get_close_matches(
             name.lower(), [n.lower() for n in names], n=1, cutoff=0.4)
         hint = f"; did you mean {next(n for n in names if n.lower() == close[0].lower())!r}?" if close else ""
-        singular = {"models": "model", "hardware": "hardware", "scenarios": "scenario"}[kind]
+        singular = {"models": "model", "hardware": "hardware", "scenarios": "scenario", "stacks": "stack"}[kind]
         raise SpecError(f"unknown {singular} {name!r}{hint} (see `prfaas-plan {kind}`)"
                         if kind != "scenarios" else f"unknown scenario {name!r}{hint}", unknown=kind)
 
@@ -250,8 +251,23 @@ def load_model(ref: str, catalog: Catalog | None = None) -> ModelSpec:
     return cached("model", [path], build) if path.is_file() else build()
 
 
-def load_gpu(ref: str, catalog: Catalog | None = None) -> GpuSpec:
-    """A GPU by catalog name or hardware YAML file, with the highest-priority efficiency overlay."""
+def load_stack(ref: str | None = None, catalog: Catalog | None = None) -> StackSpec:
+    """A serving-stack profile by catalog name or YAML file (``DEFAULT_STACK`` when None)."""
+    catalog = catalog or Catalog.default()
+    ref = ref or DEFAULT_STACK
+    path = Path(ref) if is_path_like(ref) else catalog.find("stacks", ref)
+
+    def build() -> StackSpec:
+        from prfaas_plan.io.schema import StackFile
+
+        return validate(StackFile, read_yaml(path), str(path)).to_spec()
+
+    return cached("stack", [path], build) if path.is_file() else build()
+
+
+def load_gpu(ref: str, catalog: Catalog | None = None, stack: str | StackSpec | None = None) -> GpuSpec:
+    """A GPU by catalog name or hardware YAML file, its time-model parameters from the serving stack
+    (``DEFAULT_STACK`` when None) unless its YAML or an efficiency overlay gives its own."""
     catalog = catalog or Catalog.default()
     path = Path(ref) if is_path_like(ref) else catalog.find("hardware", ref)
     name = _head(path.resolve()).get("name") if path.is_file() else None
@@ -268,4 +284,4 @@ def load_gpu(ref: str, catalog: Catalog | None = None) -> GpuSpec:
         return hw.to_spec()
 
     gpu = cached("gpu", [path, *overlays[:1]], build) if path.is_file() else build()
-    return inherit_efficiency(gpu, lambda: load_gpu(REFERENCE_GPU, catalog))
+    return apply_stack(gpu, stack if isinstance(stack, StackSpec) else load_stack(stack, catalog))

@@ -13,7 +13,15 @@ from typing import TYPE_CHECKING, Any
 from prfaas_plan import units
 from prfaas_plan.errors import SpecError, kind_of
 from prfaas_plan.io.cache import cached_load, cached_value
-from prfaas_plan.io.load import Catalog, is_path_like, load_gpu, load_model, read_yaml, validation_message
+from prfaas_plan.io.load import (
+    Catalog,
+    is_path_like,
+    load_gpu,
+    load_model,
+    load_stack,
+    read_yaml,
+    validation_message,
+)
 from prfaas_plan.io.overrides import Override, Placed, apply, parse_set
 from prfaas_plan.specs.hardware import InstanceSpec
 from prfaas_plan.specs.scenario import (
@@ -245,8 +253,16 @@ def named(load: Any, ref: str, catalog: Catalog, placed: Placed, field_path: str
         raise _referenced(exc, placed, field_path) from None
 
 
-def _cluster(c: Cluster, catalog: Catalog, placed: Placed, field_path: str) -> ClusterSpec:
-    gpu = named(load_gpu, c.hardware, catalog, placed, f"{field_path}.hardware")
+def _gpu_loader(stack_ref: str | None, catalog: Catalog, placed: Placed, field_path: str) -> Any:
+    """``load_gpu`` with the serving-stack profile named at ``field_path`` (the default's when None)."""
+    stack = named(load_stack, stack_ref, catalog, placed, field_path) if stack_ref else load_stack(None, catalog)
+    return lambda ref, cat: load_gpu(ref, cat, stack)
+
+
+def _cluster(c: Cluster, catalog: Catalog, placed: Placed, field_path: str, stack: Any) -> ClusterSpec:
+    if c.stack is not None:
+        stack = _gpu_loader(c.stack, catalog, placed, f"{field_path}.stack")
+    gpu = named(stack, c.hardware, catalog, placed, f"{field_path}.hardware")
     return ClusterSpec(instance=InstanceSpec(gpu=gpu, gpus=c.gpus_per_instance),
                        instances=c.instances, price_per_gpu_hour=c.price_per_gpu_hour)
 
@@ -327,6 +343,7 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | Non
     placed = placed or Placed({}, source)
     where = placed.place
     model = named(load_model, sc.model, catalog, placed, "model")
+    gpu = _gpu_loader(sc.stack, catalog, placed, "stack")
     extra = tuple(p.to_spec() for p in sc.profiles if p.model.lower() == model.name.lower())
     if extra:  # scenario profiles override the model's own for the same instance
         keep = tuple(p for p in model.profiles
@@ -345,8 +362,8 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | Non
                             f"{sc.clusters.local.instances}: no decode instance is left",
                             **where("clusters.local.instances"))
         workload = workload_spec(sc.workload, path, model, placed)
-        topo = two_clusters(_cluster(sc.clusters.prfaas, catalog, placed, "clusters.prfaas"),
-                            _cluster(sc.clusters.local, catalog, placed, "clusters.local"),
+        topo = two_clusters(_cluster(sc.clusters.prfaas, catalog, placed, "clusters.prfaas", gpu),
+                            _cluster(sc.clusters.local, catalog, placed, "clusters.local", gpu),
                             link_spec(sc.link, link_law(sc.link, path, placed, "link")), workload)
     else:
         shared: dict[int, WorkloadSpec] = {}
@@ -358,7 +375,7 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | Non
                 return shared[0]
             return workload_spec(wl, path, model, placed, at)
 
-        topo = topology(sc, placed, cluster=lambda c, at: _cluster(c, catalog, placed, at), workload=site_workload,
+        topo = topology(sc, placed, cluster=lambda c, at: _cluster(c, catalog, placed, at, gpu), workload=site_workload,
                         law=lambda lk, at: link_law(lk, path, placed, at))
         if topo.multi_site and sc.baselines.homogeneous is not None:
             raise SpecError("with several PD sites each site's homogeneous baseline is derived (its own instances "
@@ -401,7 +418,7 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | Non
         search=SearchSpec(threshold_min=t_min, threshold_max=t_max, threshold_step=step, method=sc.search.method,
                           size_prfaas=sc.search.size_prfaas, max_prfaas_instances=sc.search.max_prfaas_instances,
                           top=sc.search.top),
-        homogeneous=(_cluster(sc.baselines.homogeneous, catalog, placed, "baselines.homogeneous")
+        homogeneous=(_cluster(sc.baselines.homogeneous, catalog, placed, "baselines.homogeneous", gpu)
                      if sc.baselines.homogeneous else
                      None if sc.sites is None or topo.multi_site else homogeneous_cluster(topo.sites[0], topo)),
         naive_heterogeneous=sc.baselines.naive_heterogeneous,
@@ -410,5 +427,5 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | Non
         control=_control(sc.control),
         path=source,
         sizing=None if sc.sizing is None else sizing_spec(
-            sc.sizing, lambda name, at: named(load_gpu, name, catalog, placed, at), placed, _prices(sc)),
+            sc.sizing, lambda name, at: named(gpu, name, catalog, placed, at), placed, _prices(sc)),
     )

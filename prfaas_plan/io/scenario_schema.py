@@ -33,6 +33,7 @@ class Cluster(Strict):
     gpus_per_instance: Annotated[int, Field(ge=1, le=1024)] = 8
     instances: Annotated[int, Field(ge=0, le=MAX_INSTANCES)]
     price_per_gpu_hour: PositiveFloat | None = None
+    stack: str | None = Field(default=None, min_length=1)  # its serving-stack profile (default: the scenario's)
 
 
 class Link(Strict):
@@ -249,6 +250,7 @@ class ScenarioFile(Strict):
     source: str = ""
     description: str = ""
     model: str
+    stack: str | None = Field(default=None, min_length=1)  # serving-stack profile (stacks/); default DEFAULT_STACK
     profiles: list[ScenarioProfile] = Field(default_factory=list)
     clusters: Clusters | None = None  # the two-cluster form, or
     link: Link | None = None

@@ -34,6 +34,7 @@ from prfaas_plan.specs.model import (
     SwaGroup,
     WeightFormat,
 )
+from prfaas_plan.specs.stack import StackSpec
 
 
 def _takes(annotation: object, kind: type) -> bool:
@@ -288,19 +289,75 @@ class ModelFile(Strict):
         )
 
 
+Fraction = Annotated[float, Field(gt=0, le=1)]
+
+
 class EfficiencyFields(Strict):
-    compute: Annotated[float, Field(gt=0, le=1)] = 0.5
-    low_precision: Annotated[float, Field(gt=0, le=1)] = 1.0
-    memory: Annotated[float, Field(gt=0, le=1)] = 0.7
-    comm: Annotated[float, Field(gt=0, le=1)] = 0.7
+    """A stack's time-model parameters (``specs.hardware.Efficiency``), times in ms."""
+
+    compute: Fraction = 0.5
+    low_precision: Fraction = 1.0
+    memory: Fraction = 0.7
+    comm: Fraction = 0.7
     prefill_overhead_ms: Annotated[float, Field(ge=0)] = 300.0
     decode_overhead_ms: Annotated[float, Field(ge=0)] = 5.0
+    moe: Fraction | None = None
+    moe_low_precision: Fraction | None = None
+    attention_full: Fraction | None = None
+    attention_mla: Fraction | None = None
+    attention_swa: Fraction | None = None
+    attention_linear: Fraction | None = None
+    gemm_half_tokens: Annotated[float, Field(ge=0)] = 0.0
+    peak_exponent: Annotated[float, Field(ge=0, lt=1)] = 0.0
+    collective_latency_ms: Annotated[float, Field(ge=0)] = 0.0
+    decode_layer_ms: Annotated[float, Field(ge=0)] = 0.0
     source: str = "default"
 
-    def to_spec(self) -> Efficiency:
+    def to_spec(self, stack: str = "") -> Efficiency:
         return Efficiency(compute=self.compute, low_precision=self.low_precision, memory=self.memory, comm=self.comm,
                           prefill_overhead_s=units.ms_to_s(self.prefill_overhead_ms),
-                          decode_overhead_s=units.ms_to_s(self.decode_overhead_ms), source=self.source)
+                          decode_overhead_s=units.ms_to_s(self.decode_overhead_ms), moe=self.moe,
+                          moe_low_precision=self.moe_low_precision, attention_full=self.attention_full,
+                          attention_mla=self.attention_mla, attention_swa=self.attention_swa,
+                          attention_linear=self.attention_linear, gemm_half_tokens=self.gemm_half_tokens,
+                          peak_exponent=self.peak_exponent,
+                          collective_latency_s=units.ms_to_s(self.collective_latency_ms),
+                          decode_layer_s=units.ms_to_s(self.decode_layer_ms), source=self.source, stack=stack)
+
+
+class Band(Strict):
+    """A predicted time's P10-P90 band as factors on it (measured / predicted quantiles)."""
+
+    p10: Annotated[float, Field(gt=0, le=1)]
+    p90: Annotated[float, Field(ge=1)]
+
+
+class StackFile(Strict):
+    """A serving-stack profile (``specs.stack.StackSpec``): an engine on GPUs, its fitted parameters,
+    what they were fitted on and the leave-one-source-out band of their error."""
+
+    name: str = Field(min_length=1)
+    engine: str = Field(min_length=1)
+    versions: str = Field(min_length=1)
+    gpus: list[str] = Field(min_length=1)
+    description: str = ""
+    source: str = Field(min_length=1)
+    parameters: EfficiencyFields
+    measurements: str = ""  # the file the parameters were fitted on
+    points: Annotated[int, Field(ge=0)] = 0
+    sources: Annotated[int, Field(ge=0)] = 0
+    prefill_band: Band
+    decode_band: Band | None = None
+    band_from: str = Field(min_length=1)  # how the bands were measured (which residuals)
+
+    def to_spec(self) -> StackSpec:
+        return StackSpec(name=self.name, engine=self.engine, versions=self.versions, gpus=tuple(self.gpus),
+                         description=self.description, source=self.source,
+                         efficiency=self.parameters.to_spec(stack=self.name), measurements=self.measurements,
+                         points=self.points, sources=self.sources,
+                         prefill_band=(self.prefill_band.p10, self.prefill_band.p90),
+                         decode_band=(self.decode_band.p10, self.decode_band.p90) if self.decode_band else None,
+                         band_from=self.band_from)
 
 
 class HardwareFile(Strict):

@@ -82,21 +82,45 @@ def emit_model(fmt: str, r: dict[str, Any]) -> None:
     emit(fmt, r, rows=[{k: v for k, v in g.items()} for g in r["layers"]], tables=tables)
 
 
+def band(lo: float, hi: float, digits: int) -> str:
+    """A P10-P90 cell; "-" where the value is measured (no model band)."""
+    return "-" if lo == hi else f"{num(lo, digits)}-{num(hi, digits)}"
+
+
+def stack_line(st: dict[str, Any]) -> str:
+    """Which profile an output used and where its P10-P90 comes from."""
+    return (f"stack {st['name']} ({st['engine']} {st['versions']}): P10-P90 = x{st['prefill_band_p10']:.2f}.."
+            f"x{st['prefill_band_p90']:.2f} of a modelled time ({st['band_from']}); measured rows are their own")
+
+
+def emit_stacks(fmt: str, r: dict[str, Any]) -> None:
+    def tables():
+        rows = [[s["name"] + (" (default)" if s["default"] else ""), f"{s['engine']} {s['versions']}",
+                 ", ".join(s["gpus"]), num(s["points"], 0), num(s["sources"], 0),
+                 num(s["prefill_overhead_s"] * 1e3, 0), f"x{s['prefill_band_p10']:.2f}..x{s['prefill_band_p90']:.2f}"]
+                for s in r["stacks"]]
+        return [table("Serving-stack profiles (stacks/)", ["stack", "engine", "GPUs measured", "points", "sources",
+                                                           "prefill overhead ms", "P10-P90"], rows)]
+
+    emit(fmt, r, rows=r["stacks"], tables=tables)
+
+
 def emit_kv_rate(fmt: str, r: dict[str, Any]) -> None:
     has_egress = r["instances"] is not None
 
     def tables():
-        cols = ["length", "S_kv MiB", "T_prefill s", "Phi_kv Gbps", "time from"]
+        cols = ["length", "S_kv MiB", "T_prefill s", "P10-P90 s", "Phi_kv Gbps", "P10-P90 Gbps", "time from"]
         if has_egress:
             cols.append(f"egress x{r['instances']} Gbps")
         rows = []
         for row in r["rows"]:
             line = [units.format_length(row["length_tokens"]), _mib(row["kv_bytes"]), num(row["prefill_s"], 3),
-                    num(row["kv_gbps"], 2), row["source"]]
+                    band(row["prefill_s_p10"], row["prefill_s_p90"], 3), num(row["kv_gbps"], 2),
+                    band(row["kv_gbps_p10"], row["kv_gbps_p90"], 2), row["source"]]
             if has_egress:
                 line.append(num(row["egress_gbps"], 1))
             rows.append(line)
-        caption = "\n".join(f"{s['source']}: {s['detail']}" for s in r["sources"])
+        caption = "\n".join([*(f"{s['source']}: {s['detail']}" for s in r["sources"]), stack_line(r["stack"])])
         return [table(f"{r['model']} on {r['instance']}: KV throughput (Eq. 1"
                       + (", egress Eq. 2)" if has_egress else ")"), cols, rows, caption=caption)]
 

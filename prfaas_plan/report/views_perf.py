@@ -6,8 +6,10 @@ from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.render import emit, num, table
+from prfaas_plan.report.views import band, stack_line
 
-_PERF_CSV_KEYS = ("table", "length_tokens", "batch", "context_tokens", "prefill_s", "step_s", "tokens_per_s",
+_PERF_CSV_KEYS = ("table", "length_tokens", "batch", "context_tokens", "prefill_s", "prefill_s_p10", "prefill_s_p90",
+                  "step_s", "step_s_p10", "step_s_p90", "tokens_per_s",
                   "bound", "compute_s", "memory_s", "activation_s", "comm_s", "overhead_s")
 
 
@@ -25,15 +27,18 @@ def _efficiency_line(e: dict[str, Any]) -> str:
 def emit_perf(fmt: str, r: dict[str, Any]) -> None:
     def tables():
         pre = table(f"{r['model']} on {r['instance']}: analytic prefill (1K = 1024 tokens)",
-                    ["length", "T_prefill s", "compute s", "memory s", "activations s", "comm s", "overhead s",
-                     "bound"],
-                    [[units.format_length(p["length_tokens"]), num(p["prefill_s"], 3), num(p["compute_s"], 3),
+                    ["length", "T_prefill s", "P10-P90 s", "compute s", "memory s", "activations s", "comm s",
+                     "overhead s", "bound"],
+                    [[units.format_length(p["length_tokens"]), num(p["prefill_s"], 3),
+                      band(p["prefill_s_p10"], p["prefill_s_p90"], 3), num(p["compute_s"], 3),
                       num(p["memory_s"], 3), num(p["activation_s"], 3), num(p["comm_s"], 3),
                       num(p["overhead_s"], 3), p["bound"]] for p in r["prefill"]],
                     caption="T = overhead + max(compute, memory) + activations + comm")
         dec = table(f"{r['model']} on {r['instance']}: decode step",
-                    ["batch", "context", "step ms", "tokens/s", "compute ms", "memory ms", "comm ms", "bound"],
+                    ["batch", "context", "step ms", "P10-P90 ms", "tokens/s", "compute ms", "memory ms", "comm ms",
+                     "bound"],
                     [[d["batch"], units.format_length(d["context_tokens"]), _ms(d["step_s"]),
+                      band(units.s_to_ms(d["step_s_p10"]), units.s_to_ms(d["step_s_p90"]), 1),
                       num(d["tokens_per_s"], 0), _ms(d["compute_s"]), _ms(d["memory_s"]), _ms(d["comm_s"]),
                       d["bound"]] for d in r["decode"]],
                     caption="T_step = overhead + max(compute, memory) + comm")
@@ -49,7 +54,7 @@ def emit_perf(fmt: str, r: dict[str, Any]) -> None:
                     f"(the TPOT alone would allow {c['bs_tpot']}).")
         else:
             line = f"BS_max = 0: even one request misses the TPOT of {_ms(c['tpot_s'])} ms."
-        return [pre, dec, line, _efficiency_line(r["efficiency"])]
+        return [pre, dec, line, _efficiency_line(r["efficiency"]), stack_line(r["stack"])]
 
     rows = [{"table": "prefill", **p} for p in r["prefill"]] + [{"table": "decode", **d} for d in r["decode"]]
     emit(fmt, r, rows=[{k: row.get(k) for k in _PERF_CSV_KEYS} for row in rows], tables=tables)

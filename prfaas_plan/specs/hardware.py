@@ -2,33 +2,48 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from prfaas_plan.specs.model import DType
 
-# The GPU whose calibration a GPU without an ``efficiency:`` block inherits: the serving stack
-# (SGLang v0.5.9, PAPER.md Table 3) was calibrated there, and its factors are fractions of peak,
-# so any GPU with higher peaks models faster and any with lower peaks slower.
-REFERENCE_GPU = "H200"
-UNCALIBRATED = "default (uncalibrated)"  # source of a spec whose YAML had no efficiency block
+# source of a spec whose YAML had no efficiency block: the serving stack's profile gives it
+# (``specs.stack.apply_stack``); its factors are fractions of peak, so a GPU with higher peaks
+# models faster and one with lower peaks slower
+UNCALIBRATED = "default (uncalibrated)"
 LOW_PRECISION = (DType.FP8, DType.FP4)
+
+
+REFERENCE_PEAK_FLOPS = 989e12  # bf16 dense peak of H100/H200, where ``peak_exponent`` scales from
+OP_CLASSES = ("dense", "moe", "attention_full", "attention_mla", "attention_swa", "attention_linear")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Efficiency:
-    """How much of the datasheet a serving stack (engine + kernels) gets on a GPU, and its fixed costs.
+    """A serving stack's time-model parameters (its profile): how much of the datasheet an engine and
+    its kernels get on a GPU, and its fixed costs.
 
-    Belongs to the stack on a GPU generation, never to a model; ``source`` says where the numbers
-    came from ("calibrated on <data>, <date>", "<GPU> calibration (...), inherited", or
-    UNCALIBRATED). Op classes (benchmarks/data/README.md):
+    Belongs to the stack (engine + kernels), never to a model; ``source`` says where the numbers came
+    from and ``stack`` names the profile. Op classes (benchmarks/data/README.md):
 
-    - ``compute``: fraction of the bf16 peak reached by bf16 GEMMs (dense and grouped MoE) and by
-      attention kernels;
-    - ``low_precision``: FP8/FP4 GEMMs' fraction of their own peak, relative to ``compute``
-      (e_fp8 = compute x low_precision); a GEMM never runs slower than the bf16 path would;
+    - ``compute``: fraction of the bf16 peak reached by dense bf16 GEMMs at large token counts, and
+      the default of every class left unset (None);
+    - ``low_precision``: FP8/FP4 dense GEMMs' fraction of their own peak, relative to ``compute``;
+      a GEMM never runs slower than the bf16 path would;
+    - ``moe`` and ``moe_low_precision``: the same for the grouped GEMMs of routed experts;
+    - ``attention_full`` (GQA/MHA), ``attention_mla`` (MLA, DSA), ``attention_swa`` and
+      ``attention_linear`` (KDA, GDN, Lightning, Mamba): attention kernels, fraction of the bf16 peak;
+    - ``gemm_half_tokens``: M_half, the GEMM rows at which a GEMM runs at half its class's
+      efficiency (e(M) = e M / (M + M_half); a routed expert's rows are l k / E);
+    - ``peak_exponent``: gamma, every compute efficiency scaled by (peak_bf16 / 989 TFLOPS)^-gamma
+      (capped at 1), since faster GPUs reach a smaller fraction of their peak; with gamma < 1 a GPU
+      at least as fast on every peak never models slower;
     - ``memory``: fraction of HBM bandwidth (weights, KV, activation traffic);
-    - ``comm``: fraction of the scale-up bandwidth reached by collectives.
+    - ``comm``: fraction of the scale-up bandwidth reached by collectives, each of which also pays
+      ``collective_latency_s`` (a latency floor) when the instance has more than one GPU;
+    - ``prefill_overhead_s``: the fixed per-request cost (scheduling, launch, sampling);
+    - ``decode_overhead_s`` + layers x ``decode_layer_s``: a decode step's floor (kernel launches).
+
+    With every added field at its default the model is the plain roofline of PAPER.md Table 3.
     """
 
     compute: float = 0.5
@@ -37,7 +52,27 @@ class Efficiency:
     comm: float = 0.7
     prefill_overhead_s: float = 0.3  # fixed per-request prefill cost (scheduling, launch, sampling)
     decode_overhead_s: float = 0.005  # fixed per-step decode cost
+    moe: float | None = None
+    moe_low_precision: float | None = None
+    attention_full: float | None = None
+    attention_mla: float | None = None
+    attention_swa: float | None = None
+    attention_linear: float | None = None
+    gemm_half_tokens: float = 0.0
+    peak_exponent: float = 0.0
+    collective_latency_s: float = 0.0
+    decode_layer_s: float = 0.0
     source: str = "default"
+    stack: str = ""  # the profile these parameters are ("" for a GPU's own efficiency block)
+
+    def of_class(self, name: str) -> float:
+        """Efficiency of an op class (OP_CLASSES); an unset class is ``compute``."""
+        value = self.compute if name == "dense" else getattr(self, name)
+        return self.compute if value is None else value
+
+    def scale(self, bf16_flops: float) -> float:
+        """(peak_bf16 / REFERENCE_PEAK_FLOPS)^-gamma, the GPU-generation factor on compute efficiencies."""
+        return 1.0 if self.peak_exponent == 0.0 else (bf16_flops / REFERENCE_PEAK_FLOPS) ** -self.peak_exponent
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,34 +98,25 @@ class GpuSpec:
             return self.fp8_flops
         return self.bf16_flops
 
-    def gemm_flops_per_s(self, dtype: DType, efficiency: Efficiency | None = None) -> float:
-        """Achieved GEMM FLOP/s per GPU for weights in ``dtype``.
+    def class_efficiency(self, name: str, efficiency: Efficiency | None = None) -> float:
+        """An op class's efficiency on this GPU: the stack's, times its GPU-generation factor, at most 1."""
+        e = efficiency or self.efficiency
+        value = e.of_class(name)
+        return value if e.peak_exponent == 0.0 else min(1.0, value * e.scale(self.bf16_flops))
 
-        bf16: peak_bf16 x e_compute. FP8/FP4: max(peak(dtype) x e_compute x e_low_precision,
-        peak_bf16 x e_compute), since an engine can always run low-precision weights through the
-        bf16 path (w8a16 / upcast), as it does on a GPU without FP8 tensor cores.
+    def gemm_flops_per_s(self, dtype: DType, efficiency: Efficiency | None = None, *, op: str = "dense") -> float:
+        """Achieved GEMM FLOP/s per GPU for weights in ``dtype``, at large token counts.
+
+        bf16: peak_bf16 x e (e of the op class, ``dense`` or ``moe``). FP8/FP4: max(peak(dtype) x e x
+        e_low_precision, peak_bf16 x e), since an engine can always run low-precision weights through
+        the bf16 path (w8a16 / upcast), as it does on a GPU without FP8 tensor cores.
         """
         e = efficiency or self.efficiency
-        bf16 = self.bf16_flops * e.compute
+        bf16 = self.bf16_flops * self.class_efficiency(op, e)
         if dtype in LOW_PRECISION:
-            return max(self.peak_flops(dtype) * e.compute * e.low_precision, bf16)
+            ratio = e.low_precision if op == "dense" or e.moe_low_precision is None else e.moe_low_precision
+            return max(self.peak_flops(dtype) * self.class_efficiency(op, e) * ratio, bf16)
         return bf16
-
-
-def inherit_efficiency(gpu: GpuSpec, reference: Callable[[], GpuSpec]) -> GpuSpec:
-    """``gpu`` with the reference GPU's calibration when its own YAML had none (source UNCALIBRATED).
-
-    The factors carry over unchanged (they are fractions of peak), so the ordering invariant holds:
-    a GPU at least as fast as another on every peak never models slower. ``reference`` is called
-    only when needed (it loads a file); the reference itself, if uncalibrated, keeps the defaults.
-    """
-    if gpu.efficiency.source != UNCALIBRATED or gpu.name.lower() == REFERENCE_GPU.lower():
-        return gpu
-    ref = reference()
-    if ref.efficiency.source == UNCALIBRATED:
-        return gpu
-    e = replace(ref.efficiency, source=f"{ref.name} calibration ({ref.efficiency.source}), inherited")
-    return replace(gpu, efficiency=e)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
