@@ -290,7 +290,11 @@ def test_collect_prints_nothing_and_keeps_the_items(capsys):
     from prfaas_plan.report import views
 
     r = {"model": "m", "instance": "8xH200", "instances": None, "sources": [{"source": "analytic", "detail": "d"}],
-         "rows": [{"length_tokens": 1024, "kv_bytes": 2**20, "prefill_s": 0.5, "kv_gbps": 1.0, "source": "analytic"}]}
+         "stack": {"name": "s", "engine": "e", "versions": "1", "prefill_band_p10": 0.8, "prefill_band_p90": 1.3,
+                   "band_from": "held-out sources"},
+         "rows": [{"length_tokens": 1024, "kv_bytes": 2**20, "prefill_s": 0.5, "prefill_s_p10": 0.4,
+                   "prefill_s_p90": 0.65, "kv_gbps": 1.0, "kv_gbps_p10": 0.77, "kv_gbps_p90": 1.25,
+                   "source": "analytic"}]}
     items = render.collect(views.emit_kv_rate, r)
     assert capsys.readouterr().out == ""
     assert [type(i) for i in items] == [render.Table] and items[0].rows[0][:2] == ["1K", "1.0"]

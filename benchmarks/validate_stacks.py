@@ -1,0 +1,136 @@
+"""Validate the time model on the public measurement set: fit on some sources, test on the others.
+
+Run: .venv/bin/python benchmarks/validate_stacks.py [--write stacks/open-engines.yaml]
+
+Reads benchmarks/data/public_measurements.csv (the sources are in benchmarks/data/README.md),
+fits the default stack's parameters on every point (``core.fit``), then leaves each source out in
+turn, fits on the rest and predicts it. Prints the held-out error |predicted / measured - 1| by
+model class, GPU, length band, engine and source (median and P90), the share of held-out points
+inside the P10-P90 band (itself leave-one-source-out, so the coverage is of a band fitted without
+that source), and the paper profile on the same points for comparison. ``--write`` writes the
+fitted profile, with its band, as a stack YAML.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from prfaas_plan.core import fit
+from prfaas_plan.io import measurement_set as ms
+from prfaas_plan.io.load import Catalog, load_gpu, load_model, load_stack
+from prfaas_plan.specs.hardware import Efficiency
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "benchmarks" / "data" / "public_measurements.csv"
+BASE = Efficiency(compute=0.5, low_precision=0.6, memory=0.7, comm=0.7, prefill_overhead_s=0.05,
+                  decode_overhead_s=0.003, source="")
+NAMES = fit.PREFILL_PARAMETERS + fit.DECODE_PARAMETERS
+
+
+def model_class(p: fit.Point) -> str:
+    kinds = {g.kind.value for g in p.model.layers}
+    if "linear" in kinds:
+        return "hybrid linear"
+    if kinds & {"swa"}:
+        return "hybrid SWA"
+    return "MoE" if p.model.moe is not None else "dense"
+
+
+def band_of(p: fit.Point) -> str:
+    if p.kind == "decode":
+        return "decode"
+    return "<=1K" if p.length <= 1024 else "2-8K" if p.length <= 8192 else "16-32K" if p.length <= 32768 else ">32K"
+
+
+def points(catalog: Catalog) -> list[fit.Point]:
+    return ms.read_points(DATA, lambda n: load_model(n, catalog), lambda g: load_gpu(g, catalog))
+
+
+def table(pts: list[fit.Point], held: np.ndarray, engines: dict[int, str]) -> list[str]:
+    err = np.abs(1.0 / held - 1.0)
+    out = [f"{'group':40s} {'n':>4s} {'median':>8s} {'P90':>8s}"]
+    keys = {"class": model_class, "GPU": lambda p: p.instance.gpu.name, "length": band_of,
+            "engine": lambda p: engines.get(p.row or 0, "?"), "source": lambda p: p.source[-38:]}
+    out.append(f"{'all':40s} {len(err):4d} {np.median(err):8.1%} {np.quantile(err, 0.9):8.1%}")
+    for name, key in keys.items():
+        groups: dict[str, list[float]] = {}
+        for p, e in zip(pts, err, strict=True):
+            groups.setdefault(f"{name}: {key(p)}", []).append(float(e))
+        for k, v in sorted(groups.items()):
+            out.append(f"{k:40s} {len(v):4d} {np.median(v):8.1%} {np.quantile(v, 0.9):8.1%}")
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--write", type=Path, help="write the fitted profile as a stack YAML")
+    args = ap.parse_args()
+    cat = Catalog.default()
+    pts = points(cat)
+    engines = {n: f"{r['engine']} {r['engine_version']}" for n, r in ms.read_rows(DATA)}
+    whole = fit.fit_stack(pts, BASE, NAMES)
+    held = fit.leave_one_source_out(pts, BASE, NAMES)
+    # the band a held-out source gets is the P10-P90 of the other sources' held-out ratios
+    inside = []
+    for s in sorted({p.source for p in pts}):
+        mine = np.array([p.source == s for p in pts])
+        lo, hi = np.quantile(held[~mine], [0.1, 0.9])
+        inside += list((held[mine] >= lo) & (held[mine] <= hi))
+    lo, hi = np.quantile(held, [0.1, 0.9])
+    paper = load_stack("paper-table3", cat).efficiency
+    paper_ratio = np.array([p.measured_s for p in pts]) / fit.predict(pts, paper)
+    print(f"{len(pts)} points from {len({p.source for p in pts})} sources, {len({p.model.name for p in pts})} models, "
+          f"GPUs {', '.join(sorted({p.instance.gpu.name for p in pts}))}")
+    print("fitted on all:", ", ".join(f"{n}={getattr(whole.efficiency, n):.4g}" for n in whole.fitted))
+    print(f"in-sample median |error| {np.median(np.abs(1 / whole.ratio - 1)):.1%}")
+    print(f"paper-table3 on the same points: median |error| {np.median(np.abs(1 / paper_ratio - 1)):.1%}, "
+          f"median measured/predicted {np.median(paper_ratio):.2f}")
+    print(f"held-out band P10-P90 (measured / predicted): x{lo:.3f}..x{hi:.3f}; held-out points inside the band "
+          f"fitted without their source: {np.mean(inside):.0%}")
+    print("\nleave one source out, |predicted / measured - 1|:")
+    print("\n".join(table(pts, held, engines)))
+    if args.write:
+        e = whole.efficiency
+        dec = np.array([p.kind == "decode" for p in pts])
+        dlo, dhi = np.quantile(held[dec], [0.1, 0.9]) if dec.sum() >= 5 else (lo, hi)
+        write(args.write, replace(e, source=""), (lo, hi), (dlo, dhi), pts)
+
+
+def write(path: Path, e: Efficiency, band: tuple[float, float], dband: tuple[float, float],
+          pts: list[fit.Point]) -> None:
+    import yaml
+
+    params = {"compute": e.compute, "low_precision": e.low_precision, "memory": e.memory, "comm": e.comm,
+              "prefill_overhead_ms": e.prefill_overhead_s * 1e3, "decode_overhead_ms": e.decode_overhead_s * 1e3}
+    for n in ("moe", "moe_low_precision", "attention_full", "attention_mla", "attention_swa", "attention_linear"):
+        if getattr(e, n) is not None:
+            params[n] = getattr(e, n)
+    params.update(gemm_half_tokens=e.gemm_half_tokens, peak_exponent=e.peak_exponent,
+                  collective_latency_ms=e.collective_latency_s * 1e3, decode_layer_ms=e.decode_layer_s * 1e3)
+    params = {k: float(f"{v:.4g}") for k, v in params.items()}
+    params["source"] = "fitted on benchmarks/data/public_measurements.csv (benchmarks/validate_stacks.py)"
+    gpus = sorted({p.instance.gpu.name for p in pts})
+    doc = {
+        "name": path.stem, "engine": "open engines", "versions": "SGLang 0.4.3-0.5.9, vLLM 0.16, NIM 1.8",
+        "gpus": gpus,
+        "description": "fitted on public single-request measurements of current open serving engines",
+        "source": "benchmarks/data/public_measurements.csv, fitted by benchmarks/validate_stacks.py",
+        "parameters": params, "measurements": "benchmarks/data/public_measurements.csv", "points": len(pts),
+        "sources": len({p.source for p in pts}),
+        "prefill_band": {"p10": round(float(min(band[0], 1.0)), 3), "p90": round(float(max(band[1], 1.0)), 3)},
+        "decode_band": {"p10": round(float(min(dband[0], 1.0)), 3), "p90": round(float(max(dband[1], 1.0)), 3)},
+        "band_from": "measured / predicted on held-out sources (each source left out of the fit in turn)",
+    }
+    head = ("# The default serving-stack profile: the time model fitted on the public measurement set.\n"
+            "# Written by `.venv/bin/python benchmarks/validate_stacks.py --write stacks/open-engines.yaml`;\n"
+            "# the held-out error table is in benchmarks/data/README.md.\n")
+    path.write_text(head + yaml.safe_dump(doc, sort_keys=False, width=110))
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
