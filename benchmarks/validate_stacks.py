@@ -29,6 +29,7 @@ DATA = ROOT / "benchmarks" / "data" / "public_measurements.csv"
 BASE = Efficiency(compute=0.5, low_precision=0.6, memory=0.7, comm=0.7, prefill_overhead_s=0.05,
                   decode_overhead_s=0.003, source="")
 NAMES = fit.PREFILL_PARAMETERS + fit.DECODE_PARAMETERS
+VERSIONS = "SGLang 0.4.3-0.5.9 and 2026 dev builds; TensorRT-LLM 0.5-0.9; vLLM 0.11-0.16; NIM 1.8"  # the set's rows
 
 
 def model_class(p: fit.Point) -> str:
@@ -53,7 +54,8 @@ def points(catalog: Catalog) -> list[fit.Point]:
 def table(pts: list[fit.Point], held: np.ndarray, engines: dict[int, str]) -> list[str]:
     err = np.abs(1.0 / held - 1.0)
     out = [f"{'group':40s} {'n':>4s} {'median':>8s} {'P90':>8s}"]
-    keys = {"class": model_class, "GPU": lambda p: p.instance.gpu.name, "length": band_of,
+    keys = {"class": model_class, "model": lambda p: p.model.name, "GPU": lambda p: p.instance.gpu.name,
+            "length": band_of,
             "engine": lambda p: engines.get(p.row or 0, "?"), "source": lambda p: p.source[-38:]}
     out.append(f"{'all':40s} {len(err):4d} {np.median(err):8.1%} {np.quantile(err, 0.9):8.1%}")
     for name, key in keys.items():
@@ -110,12 +112,14 @@ def write(path: Path, e: Efficiency, band: tuple[float, float], dband: tuple[flo
         if getattr(e, n) is not None:
             params[n] = getattr(e, n)
     params.update(gemm_half_tokens=e.gemm_half_tokens, peak_exponent=e.peak_exponent,
-                  collective_latency_ms=e.collective_latency_s * 1e3, decode_layer_ms=e.decode_layer_s * 1e3)
+                  collective_latency_ms=e.collective_latency_s * 1e3, decode_layer_ms=e.decode_layer_s * 1e3,
+                  request_overhead_ms=e.request_overhead_s * 1e3)
     params = {k: float(f"{v:.4g}") for k, v in params.items()}
     params["source"] = "fitted on benchmarks/data/public_measurements.csv (benchmarks/validate_stacks.py)"
     gpus = sorted({p.instance.gpu.name for p in pts})
     doc = {
-        "name": path.stem, "engine": "open engines", "versions": "SGLang 0.4.3-0.5.9, vLLM 0.16, NIM 1.8",
+        "name": path.stem, "engine": "open engines",
+        "versions": VERSIONS,
         "gpus": gpus,
         "description": "fitted on public single-request measurements of current open serving engines",
         "source": "benchmarks/data/public_measurements.csv, fitted by benchmarks/validate_stacks.py",

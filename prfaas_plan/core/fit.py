@@ -26,29 +26,31 @@ from prfaas_plan.specs.model import ModelSpec
 
 # parameter -> (transform, lower, upper, start): "logit" for fractions, "log" for positive costs
 PARAMETERS = {
-    "compute": ("logit", 0.02, 0.98, 0.5),
+    "compute": ("logit", 0.1, 0.95, 0.5),
     "low_precision": ("logit", 0.2, 0.98, 0.6),
     "moe": ("logit", 0.01, 0.98, 0.3),
     "attention_full": ("logit", 0.02, 0.98, 0.5),
     "attention_mla": ("logit", 0.02, 0.98, 0.5),
     "attention_linear": ("logit", 0.005, 0.98, 0.2),
     "memory": ("logit", 0.2, 0.98, 0.7),
-    "gemm_half_tokens": ("log", 1.0, 1e5, 256.0),
-    "peak_exponent": ("logit", 0.0, 0.9, 0.2),
-    "prefill_overhead_s": ("log", 1e-3, 2.0, 0.05),
+    "gemm_half_tokens": ("log", 8.0, 8192.0, 256.0),
+    "peak_exponent": ("logit", 0.0, 0.7, 0.2),
+    "prefill_overhead_s": ("log", 1e-3, 1.0, 0.02),
     "collective_latency_s": ("log", 1e-7, 1e-3, 2e-5),
     "decode_overhead_s": ("log", 1e-4, 0.1, 0.003),
     "decode_layer_s": ("log", 1e-7, 1e-3, 5e-5),
+    "request_overhead_s": ("log", 1e-4, 1.0, 0.02),
 }
 PREFILL_PARAMETERS = ("compute", "low_precision", "moe", "attention_linear", "gemm_half_tokens", "peak_exponent",
-                      "prefill_overhead_s")
+                      "prefill_overhead_s", "request_overhead_s")
 DECODE_PARAMETERS = ("memory", "decode_overhead_s", "decode_layer_s", "collective_latency_s")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Point:
     """One measurement: ``kind`` "prefill" (``length`` tokens, batch 1) or "decode" (``batch`` at
-    ``context``), ``measured_s`` seconds, on ``instance``; ``source`` groups points for leaving out."""
+    ``context``), ``measured_s`` seconds, on ``instance``; ``source`` groups points for leaving out.
+    ``client``: a prefill timed by a client (a TTFT), which adds the request's fixed cost."""
 
     model: ModelSpec
     instance: InstanceSpec
@@ -58,6 +60,7 @@ class Point:
     length: int = 0
     batch: int = 1
     context: int = 0
+    client: bool = False
     row: int | None = None
 
 
@@ -105,6 +108,8 @@ class _Works:
         for i, (p, w) in enumerate(zip(self.points, self.work, strict=True)):
             if p.kind == "prefill":
                 out[i] = float(time_from_work(w, p.instance, e).seconds)  # type: ignore[arg-type]
+                if p.client:
+                    out[i] += e.request_overhead_s
             else:
                 out[i] = float(step_from_work(w, p.model, p.instance, e).seconds)  # type: ignore[arg-type]
         return out
@@ -127,6 +132,8 @@ def identified(points: Sequence[Point], names: Sequence[str]) -> tuple[str, ...]
                                 if p.kind == "prefill"),
         "peak_exponent": len({p.instance.gpu.name for p in points if p.kind == "prefill"}) > 1,
         "collective_latency_s": any(p.instance.gpus > 1 for p in points),
+        "request_overhead_s": any(p.client for p in points) and any(not p.client for p in points
+                                                                      if p.kind == "prefill"),
     }
     out = []
     for n in names:
@@ -141,10 +148,12 @@ def identified(points: Sequence[Point], names: Sequence[str]) -> tuple[str, ...]
 
 
 def fit_stack(points: Sequence[Point], base: Efficiency, names: Sequence[str], *, source: str = "",
-              loss: str = "soft_l1", f_scale: float = 0.2) -> StackFit:
+              loss: str = "soft_l1", f_scale: float = 0.2, start: Efficiency | None = None) -> StackFit:
     """Least-squares parameters ``names`` (PARAMETERS keys) on ``points``, the rest from ``base``.
 
-    Raises SpecError with fewer points than parameters, SolverError when the solver fails."""
+    Starts from PARAMETERS' starting values and shifted ones, and from ``start`` (a fit on more
+    points, e.g.) when given; the lowest cost wins. Raises SpecError with fewer points than
+    parameters, SolverError when the solver fails."""
     names = identified(points, names)
     if not points:
         raise SpecError("no measurement points to fit on")
@@ -162,10 +171,14 @@ def fit_stack(points: Sequence[Point], base: Efficiency, names: Sequence[str], *
     from scipy.optimize import least_squares  # lazily: only calibrate fits
 
     x0 = np.array([_to_x(n, PARAMETERS[n][3]) for n in names])
+    starts = [x0, x0 - 1.0, x0 + 1.0]
+    if start is not None:
+        starts.insert(0, np.array([_to_x(n, v if (v := getattr(start, n)) is not None else PARAMETERS[n][3])
+                                   for n in names]))
     best = None
-    for shift in (0.0, -1.0, 1.0):
+    for x in starts:
         try:
-            res = least_squares(residuals, x0 + shift, loss=loss, f_scale=f_scale, method="trf", max_nfev=400)
+            res = least_squares(residuals, x, loss=loss, f_scale=f_scale, method="trf", max_nfev=400)
         except ValueError:
             continue
         if np.all(np.isfinite(res.x)) and (best is None or res.cost < best.cost):
@@ -178,13 +191,15 @@ def fit_stack(points: Sequence[Point], base: Efficiency, names: Sequence[str], *
 
 def leave_one_source_out(points: Sequence[Point], base: Efficiency, names: Sequence[str],
                          **kw: object) -> NDArray[np.float64]:
-    """measured / predicted of every point, predicted by a fit on the other sources' points only."""
+    """measured / predicted of every point, predicted by a fit on the other sources' points only
+    (each fit also starts where the fit on every point lands, so folds find the same basin)."""
     out = np.full(len(points), np.nan)
     sources = sorted({p.source for p in points})
+    whole = fit_stack(points, base, names, **kw).efficiency  # type: ignore[arg-type]
     for s in sources:
         train = [p for p in points if p.source != s]
         test = [i for i, p in enumerate(points) if p.source == s]
-        fit = fit_stack(train, base, names, **kw)  # type: ignore[arg-type]
+        fit = fit_stack(train, base, names, start=whole, **kw)  # type: ignore[arg-type]
         pred = predict([points[i] for i in test], fit.efficiency)
         out[test] = np.array([points[i].measured_s for i in test]) / pred
     return out

@@ -395,8 +395,9 @@ def bound_of(overhead_s: NDArray[np.float64], compute_s: NDArray[np.float64], me
 def time_from_work(work: PrefillWork, instance: InstanceSpec, efficiency: Efficiency | None = None) -> PrefillResult:
     """T_prefill = overhead + max(compute, memory) + activations + comm for precomputed work.
 
-    compute = [dense GEMM FLOPs / rate_dense x (1 + M_half / l) + routed FLOPs / rate_moe x
-    (1 + M_half / (l k / E)) + sum over attention classes of FLOPs / (peak_bf16 x e_class)] / G;
+    compute = [dense GEMM FLOPs / rate_dense x (1 + M_half / l) + routed FLOPs / rate_moe
+    + sum over attention classes of FLOPs / (peak_bf16 x e_class)] / G (a routed expert's few rows
+    are bounded by its weight reads, in the memory term);
     comm = bytes / (scale-up x e_comm) + collectives x latency floor."""
     gpu, g = instance.gpu, instance.gpus
     e = efficiency or gpu.efficiency
@@ -405,9 +406,8 @@ def time_from_work(work: PrefillWork, instance: InstanceSpec, efficiency: Effici
     if half:
         dense = dense * (1.0 + half / np.maximum(work.tokens, 1.0))
     compute = dense
-    if work.moe_flops.any():
-        moe = work.moe_flops / gpu.gemm_flops_per_s(work.weight_dtype, e, op="moe")
-        compute = compute + (moe * (1.0 + half / np.maximum(work.expert_rows, 1e-9)) if half else moe)
+    if work.moe_flops.any():  # few rows per expert: bounded by the experts' weight reads (the memory term)
+        compute = compute + work.moe_flops / gpu.gemm_flops_per_s(work.weight_dtype, e, op="moe")
     for name, flops in work.attention:
         compute = compute + flops / (gpu.bf16_flops * gpu.class_efficiency(name, e))
     compute = compute / g

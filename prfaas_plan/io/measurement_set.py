@@ -5,7 +5,7 @@ One row per measured value, header first, ``#`` lines are comments:
     source,engine,engine_version,gpu,gpus,tp,precision,model,hf_model,input_tokens,batch,quantity,value_s,notes
 
 - ``source``: where the number was published (``github:owner/repo/path@commit`` or a URL); the
-  leave-one-source-out validation groups rows by it, without the commit;
+  leave-one-source-out validation groups rows by it;
 - ``gpu`` a catalog GPU, ``gpus`` the instance's GPU count (tensor/expert parallel over all);
 - ``precision`` the weights' (bf16, fp16, fp8, fp4): a catalog model measured in another precision
   is taken with that weight dtype;
@@ -37,8 +37,9 @@ PRECISIONS = {"bf16": DType.BF16, "fp16": DType.FP16, "fp8": DType.FP8, "fp4": D
 
 
 def source_group(source: str) -> str:
-    """A row's source without its commit: versions of one document are one source."""
-    return source.split("@", 1)[0] if source.startswith("github:") else source
+    """A row's source: one published document version (the TensorRT-LLM tables of v0.5, v0.8 and
+    v0.9 are three measurement campaigns of three releases), so the source string as it is."""
+    return source
 
 
 def read_rows(path: Path) -> list[tuple[int, dict[str, str]]]:
@@ -108,5 +109,6 @@ def read_points(path: Path, model_of: Callable[[str], ModelSpec], gpu_of: Callab
         batch = _number(path, n, row, "batch", int)
         value = _number(path, n, row, "value_s", float)
         points.append(Point(model=models[key], instance=InstanceSpec(gpu=gpu, gpus=gpus), kind=kind, measured_s=value,
-                            source=source_group(row["source"]), length=tokens, batch=batch, context=tokens, row=n))
+                            source=source_group(row["source"]), length=tokens, batch=batch, context=tokens,
+                            client=row["quantity"] == "ttft_s", row=n))
     return points

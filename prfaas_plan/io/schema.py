@@ -311,6 +311,7 @@ class EfficiencyFields(Strict):
     peak_exponent: Annotated[float, Field(ge=0, lt=1)] = 0.0
     collective_latency_ms: Annotated[float, Field(ge=0)] = 0.0
     decode_layer_ms: Annotated[float, Field(ge=0)] = 0.0
+    request_overhead_ms: Annotated[float, Field(ge=0)] = 0.0
     source: str = "default"
 
     def to_spec(self, stack: str = "") -> Efficiency:
@@ -322,7 +323,8 @@ class EfficiencyFields(Strict):
                           attention_linear=self.attention_linear, gemm_half_tokens=self.gemm_half_tokens,
                           peak_exponent=self.peak_exponent,
                           collective_latency_s=units.ms_to_s(self.collective_latency_ms),
-                          decode_layer_s=units.ms_to_s(self.decode_layer_ms), source=self.source, stack=stack)
+                          decode_layer_s=units.ms_to_s(self.decode_layer_ms),
+                          request_overhead_s=units.ms_to_s(self.request_overhead_ms), source=self.source, stack=stack)
 
 
 class Band(Strict):

@@ -32,15 +32,17 @@ class Efficiency:
     - ``moe`` and ``moe_low_precision``: the same for the grouped GEMMs of routed experts;
     - ``attention_full`` (GQA/MHA), ``attention_mla`` (MLA, DSA), ``attention_swa`` and
       ``attention_linear`` (KDA, GDN, Lightning, Mamba): attention kernels, fraction of the bf16 peak;
-    - ``gemm_half_tokens``: M_half, the GEMM rows at which a GEMM runs at half its class's
-      efficiency (e(M) = e M / (M + M_half); a routed expert's rows are l k / E);
+    - ``gemm_half_tokens``: M_half, the rows at which a dense GEMM runs at half its class's
+      efficiency (e(M) = e M / (M + M_half), M = the prompt's tokens);
     - ``peak_exponent``: gamma, every compute efficiency scaled by (peak_bf16 / 989 TFLOPS)^-gamma
       (capped at 1), since faster GPUs reach a smaller fraction of their peak; with gamma < 1 a GPU
       at least as fast on every peak never models slower;
     - ``memory``: fraction of HBM bandwidth (weights, KV, activation traffic);
     - ``comm``: fraction of the scale-up bandwidth reached by collectives, each of which also pays
       ``collective_latency_s`` (a latency floor) when the instance has more than one GPU;
-    - ``prefill_overhead_s``: the fixed per-request cost (scheduling, launch, sampling);
+    - ``prefill_overhead_s``: the engine's fixed cost per prefill (scheduling, launch, sampling);
+    - ``request_overhead_s``: a client's further fixed cost per request (HTTP, tokenization,
+      detokenization): in a TTFT, not in an instance's busy time;
     - ``decode_overhead_s`` + layers x ``decode_layer_s``: a decode step's floor (kernel launches).
 
     With every added field at its default the model is the plain roofline of PAPER.md Table 3.
@@ -62,6 +64,7 @@ class Efficiency:
     peak_exponent: float = 0.0
     collective_latency_s: float = 0.0
     decode_layer_s: float = 0.0
+    request_overhead_s: float = 0.0
     source: str = "default"
     stack: str = ""  # the profile these parameters are ("" for a GPU's own efficiency block)
 

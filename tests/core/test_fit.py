@@ -88,7 +88,7 @@ def test_the_set_reads_times_and_skips_other_quantities(tmp_path):
                 "https://e.x/p,vllm,0.11,H100,1,1,bf16,Llama-3.1-8B,x,4096,1,kv_bytes,1e6,n")
     pts = _read(path)
     assert [(p.kind, p.length, p.measured_s, p.source, p.row) for p in pts] == [
-        ("prefill", 1024, 0.1, "github:a/b/c.json", 3), ("decode", 4096, 0.007, "https://e.x/p", 4)]
+        ("prefill", 1024, 0.1, "github:a/b/c.json@0123", 3), ("decode", 4096, 0.007, "https://e.x/p", 4)]
     assert pts[0].model.weight_dtype.value == "fp8" and pts[0].instance.gpus == 8
 
 
