@@ -56,7 +56,7 @@ def table(pts: list[fit.Point], held: np.ndarray, engines: dict[int, str]) -> li
     out = [f"{'group':40s} {'n':>4s} {'median':>8s} {'P90':>8s}"]
     keys = {"class": model_class, "model": lambda p: p.model.name, "GPU": lambda p: p.instance.gpu.name,
             "length": band_of,
-            "engine": lambda p: engines.get(p.row or 0, "?"), "source": lambda p: p.source[-38:]}
+            "engine": lambda p: engines.get(p.row or 0, "?"), "source": lambda p: p.source.split("@", 1)[0][-38:]}
     out.append(f"{'all':40s} {len(err):4d} {np.median(err):8.1%} {np.quantile(err, 0.9):8.1%}")
     for name, key in keys.items():
         groups: dict[str, list[float]] = {}
@@ -113,7 +113,7 @@ def write(path: Path, e: Efficiency, band: tuple[float, float], dband: tuple[flo
             params[n] = getattr(e, n)
     params.update(gemm_half_tokens=e.gemm_half_tokens, peak_exponent=e.peak_exponent,
                   collective_latency_ms=e.collective_latency_s * 1e3, decode_layer_ms=e.decode_layer_s * 1e3,
-                  request_overhead_ms=e.request_overhead_s * 1e3)
+                  request_overhead_ms=e.request_overhead_s * 1e3, moe_layer_ms=e.moe_layer_s * 1e3)
     params = {k: float(f"{v:.4g}") for k, v in params.items()}
     params["source"] = "fitted on benchmarks/data/public_measurements.csv (benchmarks/validate_stacks.py)"
     gpus = sorted({p.instance.gpu.name for p in pts})

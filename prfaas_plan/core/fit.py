@@ -40,9 +40,10 @@ PARAMETERS = {
     "decode_overhead_s": ("log", 1e-4, 0.1, 0.003),
     "decode_layer_s": ("log", 1e-7, 1e-3, 5e-5),
     "request_overhead_s": ("log", 1e-4, 1.0, 0.02),
+    "moe_layer_s": ("log", 1e-6, 0.01, 2e-4),
 }
 PREFILL_PARAMETERS = ("compute", "low_precision", "moe", "attention_linear", "gemm_half_tokens", "peak_exponent",
-                      "prefill_overhead_s", "request_overhead_s")
+                      "prefill_overhead_s", "request_overhead_s", "moe_layer_s")
 DECODE_PARAMETERS = ("memory", "decode_overhead_s", "decode_layer_s", "collective_latency_s")
 
 
@@ -127,6 +128,7 @@ def identified(points: Sequence[Point], names: Sequence[str]) -> tuple[str, ...]
     kinds = {p.kind for p in points}
     have = {
         "moe": any(p.model.moe is not None for p in points if p.kind == "prefill"),
+        "moe_layer_s": any(p.model.moe is not None for p in points if p.kind == "prefill"),
         "low_precision": any(p.model.weight_dtype.value in ("fp8", "fp4") for p in points if p.kind == "prefill"),
         "attention_linear": any(any(g.kind.value == "linear" for g in p.model.layers) for p in points
                                 if p.kind == "prefill"),

@@ -298,6 +298,7 @@ class PrefillWork:
     comm_bytes: NDArray[np.float64]
     collectives: int
     weight_dtype: DType
+    moe_layers: int = 0
 
     @property
     def attention_flops(self) -> NDArray[np.float64]:
@@ -382,7 +383,7 @@ def prefill_work(model: ModelSpec, lengths: ArrayLike, cached_prefix: ArrayLike 
                        memory_bytes=weights + written + prefix_read,
                        activation_bytes=activation_bytes(model, length),
                        comm_bytes=collective_bytes(model, length, gpus), collectives=collectives(model, gpus),
-                       weight_dtype=model.weight_dtype)
+                       weight_dtype=model.weight_dtype, moe_layers=moe_layers(model))
 
 
 def bound_of(overhead_s: NDArray[np.float64], compute_s: NDArray[np.float64], memory_s: NDArray[np.float64],
@@ -398,7 +399,8 @@ def time_from_work(work: PrefillWork, instance: InstanceSpec, efficiency: Effici
     compute = [dense GEMM FLOPs / rate_dense x (1 + M_half / l) + routed FLOPs / rate_moe
     + sum over attention classes of FLOPs / (peak_bf16 x e_class)] / G (a routed expert's few rows
     are bounded by its weight reads, in the memory term);
-    comm = bytes / (scale-up x e_comm) + collectives x latency floor."""
+    comm = bytes / (scale-up x e_comm) + collectives x latency floor; the fixed cost is the
+    stack's per prefill plus its per MoE layer (routing, permutation, expert dispatch)."""
     gpu, g = instance.gpu, instance.gpus
     e = efficiency or gpu.efficiency
     half = e.gemm_half_tokens
@@ -414,7 +416,7 @@ def time_from_work(work: PrefillWork, instance: InstanceSpec, efficiency: Effici
     memory = work.memory_bytes / (gpu.hbm_bytes_per_s * g * e.memory)
     activation = work.activation_bytes / (gpu.hbm_bytes_per_s * e.memory)
     comm = work.comm_bytes / (gpu.scaleup_bytes_per_s * e.comm) + work.collectives * e.collective_latency_s
-    overhead = np.full_like(compute, e.prefill_overhead_s)
+    overhead = np.full_like(compute, e.prefill_overhead_s + work.moe_layers * e.moe_layer_s)
     seconds = overhead + np.maximum(compute, memory) + activation + comm
     return PrefillResult(seconds=seconds, compute_s=compute, memory_s=memory, activation_s=activation, comm_s=comm,
                          overhead_s=overhead, bound=bound_of(overhead, compute, memory + activation, comm))

@@ -312,6 +312,7 @@ class EfficiencyFields(Strict):
     collective_latency_ms: Annotated[float, Field(ge=0)] = 0.0
     decode_layer_ms: Annotated[float, Field(ge=0)] = 0.0
     request_overhead_ms: Annotated[float, Field(ge=0)] = 0.0
+    moe_layer_ms: Annotated[float, Field(ge=0)] = 0.0
     source: str = "default"
 
     def to_spec(self, stack: str = "") -> Efficiency:
@@ -324,7 +325,8 @@ class EfficiencyFields(Strict):
                           peak_exponent=self.peak_exponent,
                           collective_latency_s=units.ms_to_s(self.collective_latency_ms),
                           decode_layer_s=units.ms_to_s(self.decode_layer_ms),
-                          request_overhead_s=units.ms_to_s(self.request_overhead_ms), source=self.source, stack=stack)
+                          request_overhead_s=units.ms_to_s(self.request_overhead_ms),
+                          moe_layer_s=units.ms_to_s(self.moe_layer_ms), source=self.source, stack=stack)
 
 
 class Band(Strict):

@@ -40,7 +40,8 @@ class Efficiency:
     - ``memory``: fraction of HBM bandwidth (weights, KV, activation traffic);
     - ``comm``: fraction of the scale-up bandwidth reached by collectives, each of which also pays
       ``collective_latency_s`` (a latency floor) when the instance has more than one GPU;
-    - ``prefill_overhead_s``: the engine's fixed cost per prefill (scheduling, launch, sampling);
+    - ``prefill_overhead_s``: the engine's fixed cost per prefill (scheduling, launch, sampling),
+      plus ``moe_layer_s`` per MoE layer (routing, token permutation, expert dispatch);
     - ``request_overhead_s``: a client's further fixed cost per request (HTTP, tokenization,
       detokenization): in a TTFT, not in an instance's busy time;
     - ``decode_overhead_s`` + layers x ``decode_layer_s``: a decode step's floor (kernel launches).
@@ -65,6 +66,7 @@ class Efficiency:
     collective_latency_s: float = 0.0
     decode_layer_s: float = 0.0
     request_overhead_s: float = 0.0
+    moe_layer_s: float = 0.0
     source: str = "default"
     stack: str = ""  # the profile these parameters are ("" for a GPU's own efficiency block)
 
