@@ -104,35 +104,23 @@ def main() -> None:
 
 def write(path: Path, e: Efficiency, band: tuple[float, float], dband: tuple[float, float],
           pts: list[fit.Point]) -> None:
-    import yaml
+    from prfaas_plan.api.calibrate import stack_yaml
+    from prfaas_plan.specs.stack import StackSpec
 
-    params = {"compute": e.compute, "low_precision": e.low_precision, "memory": e.memory, "comm": e.comm,
-              "prefill_overhead_ms": e.prefill_overhead_s * 1e3, "decode_overhead_ms": e.decode_overhead_s * 1e3}
-    for n in ("moe", "moe_low_precision", "attention_full", "attention_mla", "attention_swa", "attention_linear"):
-        if getattr(e, n) is not None:
-            params[n] = getattr(e, n)
-    params.update(gemm_half_tokens=e.gemm_half_tokens, peak_exponent=e.peak_exponent,
-                  collective_latency_ms=e.collective_latency_s * 1e3, decode_layer_ms=e.decode_layer_s * 1e3,
-                  request_overhead_ms=e.request_overhead_s * 1e3, moe_layer_ms=e.moe_layer_s * 1e3)
-    params = {k: float(f"{v:.4g}") for k, v in params.items()}
-    params["source"] = "fitted on benchmarks/data/public_measurements.csv (benchmarks/validate_stacks.py)"
-    gpus = sorted({p.instance.gpu.name for p in pts})
-    doc = {
-        "name": path.stem, "engine": "open engines",
-        "versions": VERSIONS,
-        "gpus": gpus,
-        "description": "fitted on public single-request measurements of current open serving engines",
-        "source": "benchmarks/data/public_measurements.csv, fitted by benchmarks/validate_stacks.py",
-        "parameters": params, "measurements": "benchmarks/data/public_measurements.csv", "points": len(pts),
-        "sources": len({p.source for p in pts}),
-        "prefill_band": {"p10": round(float(min(band[0], 1.0)), 3), "p90": round(float(max(band[1], 1.0)), 3)},
-        "decode_band": {"p10": round(float(min(dband[0], 1.0)), 3), "p90": round(float(max(dband[1], 1.0)), 3)},
-        "band_from": "measured / predicted on held-out sources (each source left out of the fit in turn)",
-    }
-    head = ("# The default serving-stack profile: the time model fitted on the public measurement set.\n"
-            "# Written by `.venv/bin/python benchmarks/validate_stacks.py --write stacks/open-engines.yaml`;\n"
-            "# the held-out error table is in benchmarks/data/README.md.\n")
-    path.write_text(head + yaml.safe_dump(doc, sort_keys=False, width=110))
+    source = "benchmarks/data/public_measurements.csv, fitted by benchmarks/validate_stacks.py"
+    spec = StackSpec(
+        name=path.stem, engine="open engines", versions=VERSIONS,
+        gpus=tuple(sorted({p.instance.gpu.name for p in pts})),
+        description="fitted on public single-request measurements of current open serving engines", source=source,
+        efficiency=replace(e, source=source), measurements="benchmarks/data/public_measurements.csv",
+        points=len(pts), sources=len({p.source for p in pts}),
+        prefill_band=(round(float(min(band[0], 1.0)), 3), round(float(max(band[1], 1.0)), 3)),
+        decode_band=(round(float(min(dband[0], 1.0)), 3), round(float(max(dband[1], 1.0)), 3)),
+        band_from="measured / predicted on held-out sources (each source left out of the fit in turn)")
+    head = ("# The serving-stack profile fitted on the public measurement set. Written by\n"
+            "# `.venv/bin/python benchmarks/validate_stacks.py --write stacks/open-engines.yaml`; the held-out\n"
+            "# error table is in benchmarks/data/README.md.\n")
+    path.write_text(head + stack_yaml(spec))
     print(f"wrote {path}")
 
 

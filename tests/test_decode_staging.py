@@ -221,6 +221,8 @@ def test_optimize_prints_and_writes_the_staging():
     d = json.loads(res.stdout)
     for dec in (d["decode"], d["methods"]["exact"]["decode"]):
         assert {"staged_requests_per_instance", "staging_s", "bs_max_unstaged", "bs_max", "bs_max_lost"} <= set(dec)
-    tail = CliRunner().invoke(app, ["optimize", "two-regions"]).stdout.strip().splitlines()[-2:]
+    tail = CliRunner().invoke(app, ["optimize", "two-regions"]).stdout.strip().splitlines()[-3:]
+    assert tail[-1].startswith("Lambda_max P10-P90: a point")  # measured prefill, pinned decode
+    tail = tail[:2]
     assert [ln.split(":")[0] for ln in tail] == ["decode staging at region-a", "decode staging at region-b"]
     assert all(ln.endswith("pinned BS_max 20") for ln in tail)

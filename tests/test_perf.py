@@ -49,7 +49,8 @@ def model(name: str) -> ModelSpec:
 
 @cache
 def inst(gpu: str, gpus: int = 8) -> InstanceSpec:
-    return InstanceSpec(gpu=load_gpu(gpu), gpus=gpus)
+    """An instance on the paper's stack: these tests hold its Table 3 calibration."""
+    return InstanceSpec(gpu=load_gpu(gpu, stack="paper-table3"), gpus=gpus)
 
 
 def phi_gbps(name: str, gpu: str = "H200", lengths=LENGTHS) -> np.ndarray:
@@ -426,8 +427,9 @@ def test_calibrate_writes_overlay_the_catalog_picks_up(tmp_path):
     assert gpu.efficiency.compute == pytest.approx(data["efficiency"]["compute"], abs=1e-4)
     assert gpu.efficiency.source.startswith("calibrated on paper_table3_h200.csv, ")
     assert "held: prefill_overhead_ms=400" in gpu.efficiency.source
-    # the shipped H200 factors are this fit
-    assert load_gpu("H200").efficiency.compute == pytest.approx(data["efficiency"]["compute"], abs=1e-4)
+    # the paper profile's factors are this fit
+    assert load_gpu("H200", stack="paper-table3").efficiency.compute == pytest.approx(data["efficiency"]["compute"],
+                                                                                       abs=1e-4)
 
 
 def test_calibrate_table_output_and_bad_hold():

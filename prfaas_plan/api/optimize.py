@@ -8,6 +8,7 @@ import time
 from dataclasses import replace
 
 from prfaas_plan.api import robust, slo, topology, topology_systems
+from prfaas_plan.api.interval import lambda_interval
 from prfaas_plan.api.plan import Plan, plan
 from prfaas_plan.specs.scenario import ScenarioSpec
 
@@ -22,7 +23,10 @@ def optimize(sc: ScenarioSpec, *, ttft_slo: bool = True, plan_at: str | None = N
     if robust.has_law(sc):
         rb = robust.robustness(sc, p, level)
         p = replace(p, result=replace(p.result, robustness=rb))
-    return p
+    head = p.result.head
+    iv = lambda_interval(target, head.best.lambda_max_rps, str(head.best.binding), head.cost.cost_per_million_requests,
+                         dict(p.result.sources))
+    return replace(p, result=replace(p.result, interval=iv))
 
 
 def _optimize(sc: ScenarioSpec, *, ttft_slo: bool) -> Plan | topology.TopologyPlan:

@@ -10,12 +10,12 @@ from typing import Any
 import numpy as np
 
 from prfaas_plan import units
-from prfaas_plan.api.inputs import default_lengths, instance, require_context
+from prfaas_plan.api.inputs import default_lengths, instance, require_context, stack_json, stack_of
 from prfaas_plan.core import decode, prefill
 from prfaas_plan.errors import SpecError
 from prfaas_plan.io.load import Catalog, load_gpu, load_model
 from prfaas_plan.specs.hardware import Efficiency, GpuSpec
-from prfaas_plan.specs.stack import StackSpec
+from prfaas_plan.specs.stack import PAPER_STACK, StackSpec
 
 # `--hold` keys, as the hardware YAML's efficiency block spells them -> Efficiency field, scale to SI
 HOLD_KEYS = {"compute": ("compute", 1.0), "low_precision": ("low_precision", 1.0), "memory": ("memory", 1.0),
@@ -64,7 +64,6 @@ def perf(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int] | N
     lengths = default_lengths(m) if lengths is None else lengths
     require_context(m, lengths, "--lengths", allow=allow_beyond_context, ref=model_ref)
     require_context(m, [context], "--context", allow=allow_beyond_context, ref=model_ref)
-    from prfaas_plan.api.inputs import stack_json, stack_of
 
     prof = stack_of(stack, catalog)
     inst = instance(hardware, gpus, catalog, prof)
@@ -135,7 +134,9 @@ def calibrate(csv_path: str, *, hardware: str, gpus: int, catalog: Catalog, hold
     from prfaas_plan.core import calibrate as cal  # here: only calibrate fits (optimize imports gpu_lookup)
     from prfaas_plan.io.measurements import overlay_mapping, overlay_yaml, read_measurements
 
-    inst = instance(hardware, gpus, catalog)
+    # an overlay is the plain roofline (PAPER.md Table 3's form): fitted from the paper profile's factors,
+    # with none of a fitted profile's further terms (GEMM size, GPU generation, floors)
+    inst = instance(hardware, gpus, catalog, stack_of(PAPER_STACK, catalog))
     rows = read_measurements(csv_path, lambda name: load_model(name, catalog))
     name = Path(csv_path).name
     source = f"calibrated on {name}, {(today or dt.date.today()).isoformat()}"

@@ -18,6 +18,7 @@ from prfaas_plan.core.optimize import Search, Space, offload_all_threshold, sear
 from prfaas_plan.core.profile import EXTRAPOLATION
 from prfaas_plan.core.throughput import Curves, Method, OperatingPoint, operating_point, routing
 from prfaas_plan.core.timers import prefill_timer
+from prfaas_plan.core.timing import PrefillTimer, Source
 from prfaas_plan.errors import InfeasibleError, SpecError
 from prfaas_plan.specs.hardware import InstanceSpec
 from prfaas_plan.specs.results import (
@@ -78,19 +79,42 @@ def decode_rate(sc: ScenarioSpec, instance: InstanceSpec) -> tuple[float, dict[s
 def timing(sc: ScenarioSpec, local: InstanceSpec | None = None) -> Timing:
     local = local or sc.local.instance
     gpu_of = gpu_lookup(known=[c.instance.gpu for c in (sc.prfaas, sc.local, sc.homogeneous) if c])
-    tp = prefill_timer(sc.model, sc.prfaas.instance, gpu_of=gpu_of)
-    tl = prefill_timer(sc.model, local, gpu_of=gpu_of)
+    tp = scaled(prefill_timer(sc.model, sc.prfaas.instance, gpu_of=gpu_of), sc.time_scale[0])
+    tl = scaled(prefill_timer(sc.model, local, gpu_of=gpu_of), sc.time_scale[0])
     f = kv.footprint(sc.model)
     s_kv = tp.kv_bytes if tp.kv_bytes is not None else f.s_kv
     rate, detail = decode_rate(sc, local)
+    if not sc.decode.pinned and sc.time_scale[1] != 1.0:  # a step x longer serves 1/x the requests
+        rate = rate / sc.time_scale[1]
     return Timing(
         curves=Curves(t_prfaas=tp, t_local=tl, s_kv=s_kv),  # type: ignore[arg-type]
         sources={f"prefill {sc.prfaas.instance.name}": f"{tp.source}: {tp.detail}{_beyond(tp, sc)}",
                  f"prefill {local.name}": f"{tl.source}: {tl.detail}{_beyond(tl, sc)}",
-                 "kv bytes": "measured profile" if tp.kv_bytes is not None else "kv engine"},
+                 "kv bytes": "measured profile" if tp.kv_bytes is not None else "kv engine",
+                 "stack": stack_names(sc.prfaas.instance, local)},
         decode_rps_per_instance=rate,
         decode_detail=detail,
     )
+
+
+def modelled(timer: PrefillTimer) -> bool:
+    """A time of the time model (analytic, or a profile carried by its ratio), not a measurement."""
+    return timer.source in (Source.ANALYTIC, Source.SCALED)
+
+
+def scaled(timer: PrefillTimer, factor: float) -> PrefillTimer:
+    """A modelled timer's seconds times ``factor``; a measured one as it is."""
+    if factor == 1.0 or not modelled(timer):
+        return timer
+    inner = timer.seconds
+    return replace(timer, seconds=lambda length: inner(length) * factor)
+
+
+def stack_names(*instances: InstanceSpec) -> str:
+    """The serving-stack profile(s) the instances' analytic times use (a GPU's own calibration by its source)."""
+    names = dict.fromkeys(i.gpu.efficiency.stack or f"{i.gpu.name}'s own ({i.gpu.efficiency.source})"
+                          for i in instances)
+    return ", ".join(names)
 
 
 def _beyond(timer: Any, sc: ScenarioSpec) -> str:

@@ -82,31 +82,71 @@ def perf(
 
 @app.command("calibrate")
 def calibrate(
-    measurements: Annotated[Path, typer.Argument(help="CSV: model,length,prefill_s and/or model,batch,context,step_s",
-                                                 dir_okay=False)],
-    hardware: Annotated[str, typer.Option("--hardware", help="GPU the measurements were taken on")] = "H200",
-    gpus: Annotated[int, typer.Option("--gpus", help="GPUs per instance in the measurements")] = 8,
+    measurements: Annotated[list[Path], typer.Argument(
+        help="A measurement CSV (model,length,prefill_s / model,batch,context,step_s), the public set's CSV, or "
+             "benchmark outputs (SGLang bench_one_batch / bench_serving, vLLM bench serve / latency, genai-perf, "
+             "AIPerf, PrfaaS JSONL); several files fit one profile", dir_okay=False)],
+    hardware: Annotated[str | None, typer.Option(
+        "--hardware", help="GPU the measurements were taken on [default: H200 for a measurement CSV]",
+        show_default=False)] = None,
+    gpus: Annotated[int | None, typer.Option(
+        "--gpus", help="GPUs per instance in the measurements [default: 8 for a measurement CSV]",
+        show_default=False)] = None,
     hold: Annotated[list[str] | None, typer.Option(
         "--hold", help="Keep a factor fixed, e.g. prefill_overhead_ms=400 (repeatable; keys as in the "
                        "hardware YAML efficiency block)")] = None,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the efficiency overlay YAML here "
-                                                "(e.g. CATALOG_DIR/hardware/H200-calibrated.yaml); the folder "
-                                                "must exist", callback=output_check("--output"))] = None,
+    name: Annotated[str | None, typer.Option(
+        "--name", help="Fit a serving-stack profile of this name (stacks/NAME.yaml) instead of one GPU's overlay; "
+                       "implied by a benchmark output or the public set's CSV", show_default=False)] = None,
+    model: Annotated[str | None, typer.Option(
+        "--model", help="Catalog model or YAML of a benchmark output that names none (or not a catalog one)",
+        show_default=False)] = None,
+    input_tokens: Annotated[int | None, typer.Option(
+        "--input-tokens", help="Prompt tokens of a `vllm bench latency` run (its file records none)",
+        show_default=False)] = None,
+    batch: Annotated[int | None, typer.Option("--batch", help="Batch of a `vllm bench latency` run [default: 1]",
+                                              show_default=False)] = None,
+    stack: StackOpt = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the efficiency overlay YAML (e.g. "
+                                                "CATALOG_DIR/hardware/H200-calibrated.yaml) or the profile (e.g. "
+                                                "CATALOG_DIR/stacks/mine.yaml) here; the folder must exist",
+                                                callback=output_check("--output"))] = None,
     fmt: FormatOpt = Format.table,
     catalog: CatalogOpt = None,
 ) -> None:
-    """Fit a GPU's efficiency factors (compute, memory, overheads) to measured prefill and decode
-    times by least squares on log time; print the fit per row and the overlay YAML.
+    """Fit the time model to measured prefill and decode times by least squares on log time: one
+    GPU's efficiency overlay from a measurement CSV, or a serving-stack profile from benchmark
+    outputs as the engines write them; print the fit per row and the YAML.
 
     Example: prfaas-plan calibrate benchmarks/data/paper_table3_h200.csv --hardware H200 --gpus 8
     --hold prefill_overhead_ms=400 --output mycat/hardware/H200-calibrated.yaml
     """
     from prfaas_plan.api import perf as api_perf
+    from prfaas_plan.api.calibrate import calibrate_stack, is_measurement_set
     from prfaas_plan.io.measurements import write_overlay
     from prfaas_plan.report import views_perf
 
-    result = api_perf.calibrate(str(measurements), hardware=hardware, gpus=gpus, catalog=catalog_from(catalog),
-                                hold=api_perf.parse_hold(hold or []))
+    cat = catalog_from(catalog)
+    legacy = (len(measurements) == 1 and name is None and measurements[0].suffix.lower() == ".csv"
+              and not is_measurement_set(measurements[0]))
+    if not legacy:
+        if hold:
+            raise SpecError("holds a GPU overlay's factor: a profile fits from its base (--stack) instead",
+                            field="--hold")
+        result = calibrate_stack(measurements, name=name or "calibrated", catalog=cat, hardware=hardware, gpus=gpus,
+                                 model=model, base=stack, input_tokens=input_tokens, batch=batch)
+        written = None
+        if output is not None:
+            written = str(write_overlay(output, result["stack_yaml"]))
+            result["written"] = written
+        views_perf.emit_calibrate_stack(fmt, result, written=written)
+        return
+    for option, value in (("--model", model), ("--input-tokens", input_tokens), ("--batch", batch),
+                          ("--stack", stack)):
+        if value is not None:
+            raise SpecError("applies to a profile fit (a benchmark output, the public set, or --name)", field=option)
+    result = api_perf.calibrate(str(measurements[0]), hardware=hardware or "H200", gpus=8 if gpus is None else gpus,
+                                catalog=cat, hold=api_perf.parse_hold(hold or []))
     written = None
     if output is not None:
         written = str(write_overlay(output, result["overlay_yaml"]))

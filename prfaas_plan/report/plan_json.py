@@ -9,6 +9,7 @@ from typing import Any
 from prfaas_plan import units
 from prfaas_plan.specs.results import (
     HomogeneousBaseline,
+    LambdaInterval,
     MethodPlan,
     NaiveBaseline,
     OperatingPoint,
@@ -84,6 +85,16 @@ def method_json(r: PlanResult, m: MethodPlan) -> dict[str, Any]:
             "search_s": m.search_s, "decode": dict(m.decode)}
 
 
+def interval_json(iv: LambdaInterval) -> dict[str, Any]:
+    """The "lambda_interval" key of `optimize`: Lambda_max and $ per 1M requests at the stack's P10-P90."""
+    return {"lambda_max_rps_p10": iv.lambda_p10_rps, "lambda_max_rps_p90": iv.lambda_p90_rps,
+            "cost_per_million_requests_p10": iv.cost_per_million_p10,
+            "cost_per_million_requests_p90": iv.cost_per_million_p90,
+            "prefill_band": list(iv.prefill_band) if iv.prefill_band else None,
+            "decode_band": list(iv.decode_band) if iv.decode_band else None,
+            "dominant": iv.dominant, "binding_p10": iv.binding_p10, "binding_p90": iv.binding_p90}
+
+
 def robustness_json(rb: Robustness) -> dict[str, Any]:
     """The "robustness" key of `optimize` (one PD site or a topology): each plan held across the
     bandwidth's law."""
@@ -133,4 +144,6 @@ def plan_json(r: PlanResult) -> dict[str, Any]:
         out["ttft_slo"] = dict(r.ttft_slo)
     if r.robustness is not None:
         out["robustness"] = robustness_json(r.robustness)
+    if r.interval is not None:
+        out["lambda_interval"] = interval_json(r.interval)
     return out

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.report.plan_json import homogeneous_json, robustness_json
+from prfaas_plan.report.plan_json import homogeneous_json, interval_json, robustness_json
 from prfaas_plan.specs.results import (
     Priced,
     SiteInfo,
@@ -99,4 +99,6 @@ def topology_json(r: TopologyPlanResult) -> dict[str, Any]:
         out["ttft_slo"] = dict(r.ttft_slo)
     if r.robustness is not None:
         out["robustness"] = robustness_json(r.robustness)
+    if r.interval is not None:
+        out["lambda_interval"] = interval_json(r.interval)
     return out

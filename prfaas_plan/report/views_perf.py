@@ -86,3 +86,21 @@ def emit_calibrate(fmt: str, r: dict[str, Any], *, written: str | None = None) -
         return [factors, rows, where]
 
     emit(fmt, r, rows=r["rows"], tables=tables)
+
+
+def emit_calibrate_stack(fmt: str, r: dict[str, Any], *, written: str | None = None) -> None:
+    def tables():
+        params = table(f"Profile {r['name']} (from {r['base']}): fitted parameters", ["parameter", "value"],
+                       [[n, f"{v:.4g}"] for n, v in r["parameters"].items()])
+        rows = table("Per point (measured vs the fit)", ["file", "line", "model", "instance", "kind", "tokens",
+                                                          "batch", "measured s", "fit s", "error", "held out"],
+                     [[row["file"].rsplit("/", 1)[-1], row["line"], row["model"], row["instance"], row["kind"],
+                       row["tokens"], row["batch"], num(row["measured_s"], 4), num(row["predicted_s"], 4),
+                       f"{row['rel_error']:+.1%}", f"x{row['held_out_ratio']:.2f}"] for row in r["rows"]],
+                     caption=(f"median |error| {r['median_abs_rel_error']:.1%}; P10-P90 band "
+                              f"x{r['band_p10']:.2f}..x{r['band_p90']:.2f} ({r['band_from']})"))
+        tail = f"wrote {written}" if written else "profile YAML (write it with -o CATALOG_DIR/stacks/NAME.yaml):\n" + \
+            r["stack_yaml"].rstrip()
+        return [params, rows, tail]
+
+    emit(fmt, r, rows=r["rows"], tables=tables)

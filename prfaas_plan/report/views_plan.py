@@ -8,7 +8,7 @@ from typing import Any
 from prfaas_plan import units
 from prfaas_plan.report.plan_json import prfaas_limited_by
 from prfaas_plan.report.render import BIG, emit, num, table
-from prfaas_plan.specs.results import MethodPlan, OperatingPoint, PlanResult
+from prfaas_plan.specs.results import LambdaInterval, MethodPlan, OperatingPoint, PlanResult
 from prfaas_plan.specs.robust import Robustness
 
 
@@ -82,6 +82,8 @@ def _best_lines(r: PlanResult, m: MethodPlan) -> list[list[str]]:
         ["offloaded p", f"{b.p_offload * 100:.1f}%"],
         ["l_long / l_short", f"{_tok(b.l_long_tokens)} / {_tok(b.l_short_tokens)}"],
         ["Lambda_max", f"{_f(b.lambda_max_rps, 3)} req/s"],
+        *([["Lambda_max P10-P90", interval_words(r.interval)]] if r.interval and r.interval.dominant != "none"
+          else []),
         ["bound by", _names(b)],
         ["PrfaaS path limited by", "-" if limited is None else
          f"{limited} (compute {_f(b.theta_prfaas_compute_rps, 2)} req/s, "
@@ -91,6 +93,22 @@ def _best_lines(r: PlanResult, m: MethodPlan) -> list[list[str]]:
         ["workload", f"mean input {num(r.mean_input_tokens, 0)} tokens, output {num(r.output_tokens, 0)}"
          + hit_rate_words(r.prefix_hit_rate, r.hit_rate_source) + _dropped(r.distribution)],
     ]
+
+
+def interval_words(iv: LambdaInterval) -> str:
+    """"3.01-3.52 req/s, $19,757-23,101 per 1M (prefill time's band)"."""
+    cost = ""
+    if iv.cost_per_million_p10 is not None and iv.cost_per_million_p90 is not None:
+        cost = f", ${num(iv.cost_per_million_p10, 0)}-{num(iv.cost_per_million_p90, 0)} per 1M"
+    return f"{_f(iv.lambda_p10_rps, 3)}-{_f(iv.lambda_p90_rps, 3)} req/s{cost} ({iv.dominant}'s band)"
+
+
+def interval_line(iv: LambdaInterval | None) -> str | None:
+    """The closing line of a plan whose Lambda_max models nothing (measured prefill, pinned decode)."""
+    if iv is None or iv.dominant != "none":
+        return None
+    return ("Lambda_max P10-P90: a point (every prefill time measured, decode pinned; no modelled time to "
+            "carry a band)")
 
 
 def hit_rate_words(rate: float | None, source: str | None) -> str:
@@ -230,8 +248,8 @@ def _plan_tables(r: PlanResult) -> list[Any]:
            for i, o in enumerate(m.top)]
     out.append(table("Top configurations", ["#", "t", "prfaas/p/d", "Lambda req/s", "bound by"], top,
                      caption="\n".join(f"{k}: {v}" for k, v in r.sources.items())))
-    line = staging_line(r.decode)
-    return out + ([line] if line else [])
+    lines = [staging_line(r.decode), interval_line(r.interval)]
+    return out + [x for x in lines if x]
 
 
 def emit_sweep(fmt: str, s: dict[str, Any]) -> None:

@@ -7,7 +7,15 @@ from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.render import SYSTEM_NAMES, emit, num, pct, secs, table
-from prfaas_plan.report.views_plan import _f, _t, _x, robustness_table, staging_line
+from prfaas_plan.report.views_plan import (
+    _f,
+    _t,
+    _x,
+    interval_line,
+    interval_words,
+    robustness_table,
+    staging_line,
+)
 from prfaas_plan.sim.result import TopologySimulateRun
 from prfaas_plan.specs.results import (
     SystemTiming,
@@ -110,6 +118,8 @@ def _tables(r: TopologyPlanResult) -> list[Any]:
                                       "vs independent", "vs homog.", "bound by"], m_rows,
                      caption="\n".join(f"{k}: {v}" for k, v in r.sources.items())))
     lines = [staging_line(s.decode, f" at {s.name}") for s in r.sites]
+    if r.interval is not None:
+        lines.append(interval_line(r.interval) or f"Lambda_max P10-P90: {interval_words(r.interval)}")
     return out + [ln for ln in lines if ln]
 
 

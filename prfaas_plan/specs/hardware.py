@@ -69,6 +69,9 @@ class Efficiency:
     moe_layer_s: float = 0.0
     source: str = "default"
     stack: str = ""  # the profile these parameters are ("" for a GPU's own efficiency block)
+    # the profile's P10-P90 of measured / predicted time (``specs.stack.StackSpec``): prefill, decode step
+    prefill_band: tuple[float, float] = (1.0, 1.0)
+    decode_band: tuple[float, float] = (1.0, 1.0)
 
     def of_class(self, name: str) -> float:
         """Efficiency of an op class (OP_CLASSES); an unset class is ``compute``."""

@@ -107,6 +107,24 @@ class Pool:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class LambdaInterval:
+    """Lambda_max (and the fleet's $ per 1M requests, whose P90 is at Lambda's P10) at the serving
+    stack's P10-P90 ends: every modelled time at its profile's band (measured profiles and a
+    pinned decode are not), the plan searched again at each end. ``dominant`` names the input whose band the binding
+    stages at the ends rest on (``prefill time``, ``decode step``, or ``none``: nothing modelled)."""
+
+    lambda_p10_rps: float
+    lambda_p90_rps: float
+    cost_per_million_p10: float | None
+    cost_per_million_p90: float | None
+    prefill_band: tuple[float, float] | None  # None: every prefill time is measured
+    decode_band: tuple[float, float] | None  # None: decode pinned
+    dominant: str
+    binding_p10: str
+    binding_p90: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class PlanResult:
     """`optimize` on one PD site: the headline method first in ``methods``."""
 
@@ -135,6 +153,7 @@ class PlanResult:
     evaluations: int
     ttft_slo: Mapping[str, Any] | None = field(default=None)
     robustness: Robustness | None = None  # a link's bandwidth as a law (api.robust)
+    interval: LambdaInterval | None = None  # Lambda_max at the stack's P10-P90 (api.interval)
 
     @property
     def head(self) -> MethodPlan:
@@ -258,6 +277,7 @@ class TopologyPlanResult:
     n_prfaas_options: int
     ttft_slo: Mapping[str, Any] | None = field(default=None)
     robustness: Robustness | None = None  # a link's bandwidth as a law (api.robust)
+    interval: LambdaInterval | None = None  # Lambda_max at the stack's P10-P90 (api.interval)
 
     @property
     def head(self) -> TopologyMethodPlan:

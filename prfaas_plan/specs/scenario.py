@@ -60,6 +60,9 @@ class ScenarioSpec:
     # PD site, that site's link and the scenario's workload. None: the two clusters above.
     topology: TopologySpec | None = None
     sizing: SizingSpec | None = None  # the `sizing:` section (`size`)
+    # modelled prefill times and decode steps times these factors (the P10-P90 ends of
+    # ``api.interval``); measured profiles and a pinned decode are never scaled
+    time_scale: tuple[float, float] = (1.0, 1.0)
 
     @property
     def multi_site(self) -> bool:

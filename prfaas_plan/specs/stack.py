@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 from prfaas_plan.specs.hardware import UNCALIBRATED, Efficiency, GpuSpec
 
-DEFAULT_STACK = "paper-table3"  # the profile of a scenario, kv-rate or perf that names none
+DEFAULT_STACK = "open-engines"  # the profile of a scenario, kv-rate or perf that names none
 PAPER_STACK = "paper-table3"
 
 
@@ -49,4 +49,5 @@ def apply_stack(gpu: GpuSpec, stack: StackSpec) -> GpuSpec:
     ``efficiency:`` block, which is that GPU's own calibration and wins."""
     if gpu.efficiency.source != UNCALIBRATED:
         return gpu
-    return replace(gpu, efficiency=replace(stack.efficiency, source=f"stack {stack.name}: {stack.source}"))
+    return replace(gpu, efficiency=replace(stack.efficiency, source=f"stack {stack.name}: {stack.source}",
+                                           prefill_band=stack.band("prefill"), decode_band=stack.band("decode")))
