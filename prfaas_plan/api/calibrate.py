@@ -29,8 +29,8 @@ from prfaas_plan.specs.stack import StackSpec
 
 # which parameters a few points fit first (the rest stay the base profile's)
 PRIORITY = ("prefill_overhead_s", "compute", "request_overhead_s", "gemm_half_tokens", "memory", "decode_overhead_s",
-            "moe", "attention_linear", "low_precision", "moe_layer_s", "decode_layer_s", "peak_exponent",
-            "collective_latency_s")
+            "moe", "attention_linear", "low_precision", "moe_layer_s", "moe_expert_s", "decode_layer_s",
+            "peak_exponent", "collective_latency_s")
 
 
 def is_measurement_set(path: Path) -> bool:
@@ -128,12 +128,12 @@ def stack_yaml(st: StackSpec) -> str:
 
     e = st.efficiency
     ms = {"prefill_overhead_s", "decode_overhead_s", "collective_latency_s", "decode_layer_s", "request_overhead_s",
-          "moe_layer_s"}
+          "moe_layer_s", "moe_expert_s"}
     params: dict[str, Any] = {}
     for key in ("compute", "low_precision", "memory", "comm", "prefill_overhead_s", "decode_overhead_s", "moe",
                 "moe_low_precision", "attention_full", "attention_mla", "attention_swa", "attention_linear",
                 "gemm_half_tokens", "peak_exponent", "collective_latency_s", "decode_layer_s", "request_overhead_s",
-                "moe_layer_s"):
+                "moe_layer_s", "moe_expert_s"):
         value = getattr(e, key)
         if value is None:
             continue

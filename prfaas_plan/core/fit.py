@@ -41,9 +41,10 @@ PARAMETERS = {
     "decode_layer_s": ("log", 1e-7, 1e-3, 5e-5),
     "request_overhead_s": ("log", 1e-4, 1.0, 0.02),
     "moe_layer_s": ("log", 1e-6, 0.01, 2e-4),
+    "moe_expert_s": ("log", 1e-8, 1e-4, 3e-6),
 }
 PREFILL_PARAMETERS = ("compute", "low_precision", "moe", "attention_linear", "gemm_half_tokens", "peak_exponent",
-                      "prefill_overhead_s", "request_overhead_s", "moe_layer_s")
+                      "prefill_overhead_s", "request_overhead_s", "moe_layer_s", "moe_expert_s")
 DECODE_PARAMETERS = ("memory", "decode_overhead_s", "decode_layer_s", "collective_latency_s")
 
 
@@ -129,6 +130,7 @@ def identified(points: Sequence[Point], names: Sequence[str]) -> tuple[str, ...]
     have = {
         "moe": any(p.model.moe is not None for p in points if p.kind == "prefill"),
         "moe_layer_s": any(p.model.moe is not None for p in points if p.kind == "prefill"),
+        "moe_expert_s": len({p.model.moe.num_experts for p in points if p.kind == "prefill" and p.model.moe}) > 1,
         "low_precision": any(p.model.weight_dtype.value in ("fp8", "fp4") for p in points if p.kind == "prefill"),
         "attention_linear": any(any(g.kind.value == "linear" for g in p.model.layers) for p in points
                                 if p.kind == "prefill"),

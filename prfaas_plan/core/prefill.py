@@ -299,6 +299,7 @@ class PrefillWork:
     collectives: int
     weight_dtype: DType
     moe_layers: int = 0
+    experts: int = 0  # routed experts per MoE layer
 
     @property
     def attention_flops(self) -> NDArray[np.float64]:
@@ -383,7 +384,8 @@ def prefill_work(model: ModelSpec, lengths: ArrayLike, cached_prefix: ArrayLike 
                        memory_bytes=weights + written + prefix_read,
                        activation_bytes=activation_bytes(model, length),
                        comm_bytes=collective_bytes(model, length, gpus), collectives=collectives(model, gpus),
-                       weight_dtype=model.weight_dtype, moe_layers=moe_layers(model))
+                       weight_dtype=model.weight_dtype, moe_layers=moe_layers(model),
+                       experts=model.moe.num_experts if model.moe else 0)
 
 
 def bound_of(overhead_s: NDArray[np.float64], compute_s: NDArray[np.float64], memory_s: NDArray[np.float64],
@@ -400,7 +402,8 @@ def time_from_work(work: PrefillWork, instance: InstanceSpec, efficiency: Effici
     + sum over attention classes of FLOPs / (peak_bf16 x e_class)] / G (a routed expert's few rows
     are bounded by its weight reads, in the memory term);
     comm = bytes / (scale-up x e_comm) + collectives x latency floor; the fixed cost is the
-    stack's per prefill plus its per MoE layer (routing, permutation, expert dispatch)."""
+    stack's per prefill plus, per MoE layer, a cost and a cost per routed expert (routing,
+    permutation, dispatch, and a grouped GEMM's tiles of each expert however few its rows)."""
     gpu, g = instance.gpu, instance.gpus
     e = efficiency or gpu.efficiency
     half = e.gemm_half_tokens
@@ -416,7 +419,8 @@ def time_from_work(work: PrefillWork, instance: InstanceSpec, efficiency: Effici
     memory = work.memory_bytes / (gpu.hbm_bytes_per_s * g * e.memory)
     activation = work.activation_bytes / (gpu.hbm_bytes_per_s * e.memory)
     comm = work.comm_bytes / (gpu.scaleup_bytes_per_s * e.comm) + work.collectives * e.collective_latency_s
-    overhead = np.full_like(compute, e.prefill_overhead_s + work.moe_layers * e.moe_layer_s)
+    overhead = np.full_like(compute, e.prefill_overhead_s
+                            + work.moe_layers * (e.moe_layer_s + work.experts * e.moe_expert_s))
     seconds = overhead + np.maximum(compute, memory) + activation + comm
     return PrefillResult(seconds=seconds, compute_s=compute, memory_s=memory, activation_s=activation, comm_s=comm,
                          overhead_s=overhead, bound=bound_of(overhead, compute, memory + activation, comm))

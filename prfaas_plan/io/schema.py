@@ -313,6 +313,7 @@ class EfficiencyFields(Strict):
     decode_layer_ms: Annotated[float, Field(ge=0)] = 0.0
     request_overhead_ms: Annotated[float, Field(ge=0)] = 0.0
     moe_layer_ms: Annotated[float, Field(ge=0)] = 0.0
+    moe_expert_ms: Annotated[float, Field(ge=0)] = 0.0
     source: str = "default"
 
     def to_spec(self, stack: str = "") -> Efficiency:
@@ -326,7 +327,8 @@ class EfficiencyFields(Strict):
                           collective_latency_s=units.ms_to_s(self.collective_latency_ms),
                           decode_layer_s=units.ms_to_s(self.decode_layer_ms),
                           request_overhead_s=units.ms_to_s(self.request_overhead_ms),
-                          moe_layer_s=units.ms_to_s(self.moe_layer_ms), source=self.source, stack=stack)
+                          moe_layer_s=units.ms_to_s(self.moe_layer_ms), moe_expert_s=units.ms_to_s(self.moe_expert_ms),
+                          source=self.source, stack=stack)
 
 
 class Band(Strict):

@@ -41,7 +41,8 @@ class Efficiency:
     - ``comm``: fraction of the scale-up bandwidth reached by collectives, each of which also pays
       ``collective_latency_s`` (a latency floor) when the instance has more than one GPU;
     - ``prefill_overhead_s``: the engine's fixed cost per prefill (scheduling, launch, sampling),
-      plus ``moe_layer_s`` per MoE layer (routing, token permutation, expert dispatch);
+      plus per MoE layer ``moe_layer_s`` (routing, token permutation, dispatch) and ``moe_expert_s``
+      per routed expert (a grouped GEMM's tiles of each expert, however few its rows);
     - ``request_overhead_s``: a client's further fixed cost per request (HTTP, tokenization,
       detokenization): in a TTFT, not in an instance's busy time;
     - ``decode_overhead_s`` + layers x ``decode_layer_s``: a decode step's floor (kernel launches).
@@ -67,6 +68,7 @@ class Efficiency:
     decode_layer_s: float = 0.0
     request_overhead_s: float = 0.0
     moe_layer_s: float = 0.0
+    moe_expert_s: float = 0.0
     source: str = "default"
     stack: str = ""  # the profile these parameters are ("" for a GPU's own efficiency block)
     # the profile's P10-P90 of measured / predicted time (``specs.stack.StackSpec``): prefill, decode step
