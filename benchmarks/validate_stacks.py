@@ -67,6 +67,35 @@ def table(pts: list[fit.Point], held: np.ndarray, engines: dict[int, str]) -> li
     return out
 
 
+def checks(pts: list[fit.Point], held: np.ndarray, predicted: np.ndarray) -> list[str]:
+    """The issue's further checks: decode at batch 1 by TP and dense Phi_kv (held out), and every
+    measured pair of GPUs (same model, instance size, precision and length) in the fit's order."""
+    out = ["", "held-out decode step at batch 1 by TP: |predicted / measured - 1|"]
+    for tp in sorted({p.instance.gpus for p in pts if p.kind == "decode" and p.batch == 1}):
+        e = [abs(1 / h - 1) for p, h in zip(pts, held, strict=True) if p.kind == "decode" and p.batch == 1
+             and p.instance.gpus == tp]
+        out.append(f"  TP {tp}: n {len(e)}, median {np.median(e):.1%}, max {max(e):.1%}")
+    out.append("held-out Phi_kv of dense models (Phi = S_kv / T: |measured / predicted T - 1| inverted):")
+    for name, keep in (("<= 2K", lambda n: n <= 2048), (">= 16K", lambda n: n >= 16384)):
+        e = [abs(h - 1) for p, h in zip(pts, held, strict=True)
+             if p.kind == "prefill" and model_class(p) == "dense" and keep(p.length)]
+        out.append(f"  {name}: n {len(e)}, median {np.median(e):.1%}, P90 {np.quantile(e, 0.9):.1%}, "
+                   f"within 25%: {np.mean(np.array(e) <= 0.25):.0%}")
+    pairs = wrong = 0
+    for i, a in enumerate(pts):
+        for j in range(i + 1, len(pts)):
+            b = pts[j]
+            if (a.kind, a.model.name, a.model.weight_dtype, a.instance.gpus, a.length, a.batch, a.client) != \
+                    (b.kind, b.model.name, b.model.weight_dtype, b.instance.gpus, b.length, b.batch, b.client) \
+                    or a.instance.gpu.name == b.instance.gpu.name or a.measured_s == b.measured_s:
+                continue
+            pairs += 1
+            wrong += (a.measured_s < b.measured_s) != (predicted[i] < predicted[j])
+    out.append(f"measured pairs of GPUs (same model, instance, precision, length): {pairs}, in the wrong order "
+               f"by the fit: {wrong}")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", type=Path, help="write the fitted profile as a stack YAML")
@@ -95,6 +124,7 @@ def main() -> None:
           f"fitted without their source: {np.mean(inside):.0%}")
     print("\nleave one source out, |predicted / measured - 1|:")
     print("\n".join(table(pts, held, engines)))
+    print("\n".join(checks(pts, held, whole.predicted_s)))
     if args.write:
         e = whole.efficiency
         dec = np.array([p.kind == "decode" for p in pts])

@@ -184,7 +184,8 @@ CASE_COMMANDS = [
     ["size"],
     ["degrade"],
     ["model", "show", "internal-1t"],
-    ["kv-rate", "internal-1t", "--hardware", "H200", "--gpus", "8", "--instances", "4"],
+    # the page's kv-rate is on the scenario's serving stack
+    ["kv-rate", "internal-1t", "--hardware", "H200", "--gpus", "8", "--instances", "4", "--stack", "paper-table3"],
 ]
 
 

@@ -44,12 +44,13 @@ def instance(hardware: str, gpus: int, catalog: Catalog, stack: StackSpec | None
 
 
 def stack_of(ref: str | None, catalog: Catalog) -> StackSpec:
-    """The serving-stack profile ``--stack`` names (the default when None), an unknown name placed there."""
+    """The serving-stack profile ``--stack`` names (the default when None); an unknown name or an
+    unreadable file is placed at ``--stack``."""
     try:
         return load_stack(ref, catalog)
     except SpecError as exc:
-        if exc.unknown == "stacks" and exc.source is None and exc.field is None:
-            raise exc.at(field="--stack") from None
+        if exc.field is None and ((exc.source is None and exc.unknown == "stacks") or exc.source == ref):
+            raise exc.at(field="--stack", source=exc.source) from None
         raise
 
 

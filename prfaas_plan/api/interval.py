@@ -15,11 +15,14 @@ from prfaas_plan.specs.results import LambdaInterval
 from prfaas_plan.specs.scenario import ScenarioSpec
 
 
-def _bands(sc: ScenarioSpec, sources: dict[str, str]) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
-    """(prefill band or None when every prefill time is measured, decode band or None when pinned)."""
+def bands(sc: ScenarioSpec, sources: dict[str, str] | None,
+           extra: tuple = ()) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
+    """(prefill band or None when every prefill time is measured, decode band or None when pinned);
+    ``sources`` None: any may be modelled (size's candidates)."""
     clusters = [sc.prfaas, sc.local, *(s.cluster for s in (sc.topology.sites if sc.topology else ()))]
-    effs = [c.instance.gpu.efficiency for c in clusters]
-    modelled = any(v.startswith(("analytic", "scaled")) for k, v in sources.items() if "prefill" in k)
+    effs = [c.instance.gpu.efficiency for c in clusters] + [i.gpu.efficiency for i in extra]
+    modelled = sources is None or any(v.startswith(("analytic", "scaled")) for k, v in sources.items()
+                                      if "prefill" in k)
     pre = (min(e.prefill_band[0] for e in effs), max(e.prefill_band[1] for e in effs)) if modelled else None
     dec = None if sc.decode.pinned else (min(e.decode_band[0] for e in effs), max(e.decode_band[1] for e in effs))
     return pre, dec
@@ -40,7 +43,7 @@ def lambda_interval(sc: ScenarioSpec, head_lambda: float, head_binding: str, hea
     from prfaas_plan.api import plan as plan_one
     from prfaas_plan.api import topology
 
-    pre, dec = _bands(sc, sources)
+    pre, dec = bands(sc, sources)
     if pre is None and dec is None:
         return LambdaInterval(lambda_p10_rps=head_lambda, lambda_p90_rps=head_lambda,
                               cost_per_million_p10=head_cost, cost_per_million_p90=head_cost, prefill_band=None,
@@ -56,3 +59,4 @@ def lambda_interval(sc: ScenarioSpec, head_lambda: float, head_binding: str, hea
     return LambdaInterval(lambda_p10_rps=lo, lambda_p90_rps=hi, cost_per_million_p10=c_hi, cost_per_million_p90=c_lo,
                           prefill_band=pre, decode_band=dec, dominant=_dominant(b_lo, pre, dec),
                           binding_p10=b_lo, binding_p90=b_hi)
+

@@ -189,7 +189,8 @@ def _kv(sc: ScenarioSpec, catalog: Any, clock: _Clock, notes: dict[str, list[str
     try:
         model = clock("model show", api.model_show, sc.model.name, catalog)
         kv = clock("kv-rate", api.kv_rate, sc.model.name, hardware=inst.instance.gpu.name, gpus=inst.instance.gpus,
-                   lengths=None, catalog=catalog, instances=inst.instances)
+                   lengths=None, catalog=catalog, instances=inst.instances,
+                   stack=inst.instance.gpu.efficiency.stack or None)  # the scenario's profile, not the default
     except SpecError as exc:
         notes.setdefault("scenario", []).append(f"model show / kv-rate of {sc.model.name}: {exc}")
         return None, None

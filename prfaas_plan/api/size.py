@@ -12,11 +12,12 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+from prfaas_plan.api.interval import bands
 from prfaas_plan.api.size_grid import Laws, laws
 from prfaas_plan.api.size_solve import ALL, HOMOGENEOUS, NAIVE, NONE, OFFLOAD_ALL, PRFAAS, Variant, solve
 from prfaas_plan.errors import InfeasibleError, SpecError
 from prfaas_plan.specs.scenario import ScenarioSpec
-from prfaas_plan.specs.sizing import DemandPoint, SizedPlan, SizingResult, TierPlan
+from prfaas_plan.specs.sizing import DemandPoint, SizedPlan, SizeInterval, SizingResult, TierPlan
 
 _HUGE = 10**12  # instances: "no maximum", when asking what a maximum costs
 
@@ -122,4 +123,22 @@ def size(sc: ScenarioSpec, *, ttft: bool = True) -> SizingResult:
         scenario=sc.name, model=sc.model.name, method=str(lw.method), demand_rps=demand, headroom=spec.headroom,
         best=best, ttft_statistic=stat, ttft_bound_s=bound, ttft_s=ttft_s, homogeneous=hom, naive=naive,
         tiers=tuple(tiers), demand_curve=tuple(curve), ttft_frontier=frontier, candidates=lw.candidates,
-        search_s=time.perf_counter() - t0)
+        search_s=time.perf_counter() - t0, interval=size_interval(sc))
+
+
+def size_interval(sc: ScenarioSpec) -> SizeInterval:
+    """The cheapest fleet for the sizing demand at the stack's P10 and P90 times (throughput sizing)."""
+    spec = sc.sizing
+    assert spec is not None
+    kinds = [o.instance for o in (*spec.prfaas.options, *spec.local.options)]
+    pre, dec = bands(sc, None, tuple(kinds))
+    ends = []
+    for k in (0, 1):  # fast end (P10 times): the cost's P10
+        at = replace(sc, time_scale=(pre[k] if pre else 1.0, dec[k] if dec else 1.0))
+        lw = laws(at, spec)
+        best = solve(lw, variant(lw), spec.demand_rps)
+        ends.append(best.cost if best is not None else None)
+    lo, hi = ends
+    return SizeInterval(per_hour_p10=lo.per_hour if lo else None, per_hour_p90=hi.per_hour if hi else None,
+                        per_million_p10=lo.per_million_requests if lo else None,
+                        per_million_p90=hi.per_million_requests if hi else None, prefill_band=pre, decode_band=dec)

@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from prfaas_plan.api.perf import gpu_lookup
-from prfaas_plan.api.plan import _space, decode_rate
+from prfaas_plan.api.plan import _space, decode_rate, scaled
 from prfaas_plan.api.topology import site_scenario
 from prfaas_plan.core import kv
 from prfaas_plan.core.stages import offload_all_threshold
@@ -74,6 +74,8 @@ def _decode(sc: ScenarioSpec, own: InstanceSpec, inst: InstanceSpec) -> tuple[fl
         rate, detail = decode_rate(sc, inst)
     except InfeasibleError as exc:
         return 0.0, "derived", str(exc)
+    if detail["mode"] == "derived":  # a modelled step, at the scenario's time scale (api.interval)
+        rate = rate / sc.time_scale[1]
     return rate, str(detail["mode"]), ""
 
 
@@ -86,7 +88,8 @@ def laws(sc: ScenarioSpec, spec: SizingSpec) -> Laws:
         kinds.setdefault(o.name, o)
     known = [o.instance.gpu for o in kinds.values()] + [c.instance.gpu for c in (sc.prfaas, sc.local)]
     gpu_of = gpu_lookup(known=known)
-    timers = {name: prefill_timer(sc.model, o.instance, gpu_of=gpu_of) for name, o in kinds.items()}
+    timers = {name: scaled(prefill_timer(sc.model, o.instance, gpu_of=gpu_of), sc.time_scale[0])
+              for name, o in kinds.items()}
     s_kv_engine = kv.footprint(sc.model).s_kv
     grid = _space(sc).thresholds
     prefill_kinds = {o.name for o in spec.prfaas.options}

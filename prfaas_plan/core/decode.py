@@ -13,7 +13,8 @@ for a batch of B requests, each generating one token at context c, on an instanc
 - comm  = the prefill collectives for B tokens (``core.prefill.collective_bytes``), each with the
   stack's latency floor on more than one GPU (``core.prefill.collectives``);
 - layers x decode_layer_s: the step's floor of kernel launches per layer, which a small batch at a
-  high TP cannot hide.
+  high TP cannot hide; per MoE layer, the stack's cost and its cost per routed expert for one
+  token's top-k (the public decode steps are at batch 1; the cost is held over the batch).
 
 BS_max (DESIGN.md "Decode") = the largest B with T_step(B, c) <= TPOT SLO and
 B x S_kv(c_max) <= HBM x G x memory_fraction - weights. Theta_pd-d of one instance is
@@ -36,6 +37,7 @@ from prfaas_plan.core.prefill import (
     collective_bytes,
     collectives,
     gemm_params_per_token,
+    moe_layers,
     weights_touched,
 )
 from prfaas_plan.specs.hardware import Efficiency, InstanceSpec
@@ -79,6 +81,8 @@ class DecodeWork:
     comm_bytes: NDArray[np.float64]
     attention: tuple[tuple[str, NDArray[np.float64]], ...] = ()  # attention_flops by op class
     collectives: int = 0
+    moe_layers: int = 0
+    experts: float = 0.0  # routed experts whose fixed cost a step pays per MoE layer (top-k: see decode_work)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -112,7 +116,11 @@ def decode_work(model: ModelSpec, batch: ArrayLike, context: ArrayLike, *, gpus:
     return DecodeWork(flops=b * (gemm + attention), gemm_flops=b * gemm + 0.0 * c, attention_flops=b * attention,
                       memory_bytes=weights + kv_read,
                       comm_bytes=np.asarray(collective_bytes(model, b, gpus)) + 0.0 * c,
-                      attention=tuple((n, b * f) for n, f in by_class.items()), collectives=collectives(model, gpus))
+                      attention=tuple((n, b * f) for n, f in by_class.items()), collectives=collectives(model, gpus),
+                      moe_layers=moe_layers(model),
+                      # one token's top-k: the public steps are at batch 1, and a fused decode step
+                      # (CUDA graph) is not measured to pay per expert as a batch touches more
+                      experts=float(model.moe.num_experts_per_tok) if model.moe else 0.0)
 
 
 def decode_step(model: ModelSpec, instance: InstanceSpec, batch: ArrayLike, context: ArrayLike, *,
@@ -138,7 +146,8 @@ def step_from_work(work: DecodeWork, model: ModelSpec, instance: InstanceSpec,
     memory = work.memory_bytes / (gpu.hbm_bytes_per_s * g * e.memory)
     comm = work.comm_bytes / (gpu.scaleup_bytes_per_s * e.comm) + work.collectives * e.collective_latency_s
     compute, memory, comm = np.broadcast_arrays(compute, memory, comm)
-    overhead = np.full_like(compute, e.decode_overhead_s + model.num_hidden_layers * e.decode_layer_s)
+    overhead = (e.decode_overhead_s + model.num_hidden_layers * e.decode_layer_s
+                + work.moe_layers * (e.moe_layer_s + work.experts * e.moe_expert_s)) + np.zeros_like(compute)
     seconds = overhead + np.maximum(compute, memory) + comm
     return DecodeStep(seconds=seconds, compute_s=compute, memory_s=np.asarray(memory), comm_s=np.asarray(comm),
                       overhead_s=overhead, bound=bound_of(overhead, compute, memory, comm))

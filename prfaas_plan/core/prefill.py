@@ -196,6 +196,13 @@ def expected_distinct_experts(num_experts: int, top_k: int, picks: ArrayLike) ->
     return float(out) if out.ndim == 0 else out
 
 
+def touched_experts(model: ModelSpec, tokens: ArrayLike) -> NDArray[np.float64] | float:
+    """E[routed experts] ``tokens`` tokens touch in one MoE layer (0 for a dense model)."""
+    if model.moe is None:
+        return 0.0 * np.asarray(tokens, dtype=np.float64)
+    return expected_distinct_experts(model.moe.num_experts, model.moe.num_experts_per_tok, tokens)
+
+
 def weights_touched(model: ModelSpec, tokens: ArrayLike) -> NDArray[np.float64] | float:
     """Parameters read by a forward pass over ``tokens`` tokens (one batch or one prefill).
 
@@ -299,7 +306,7 @@ class PrefillWork:
     collectives: int
     weight_dtype: DType
     moe_layers: int = 0
-    experts: int = 0  # routed experts per MoE layer
+    experts: NDArray[np.float64] | float = 0.0  # E[routed experts the tokens touch] per MoE layer
 
     @property
     def attention_flops(self) -> NDArray[np.float64]:
@@ -385,7 +392,7 @@ def prefill_work(model: ModelSpec, lengths: ArrayLike, cached_prefix: ArrayLike 
                        activation_bytes=activation_bytes(model, length),
                        comm_bytes=collective_bytes(model, length, gpus), collectives=collectives(model, gpus),
                        weight_dtype=model.weight_dtype, moe_layers=moe_layers(model),
-                       experts=model.moe.num_experts if model.moe else 0)
+                       experts=touched_experts(model, length))
 
 
 def bound_of(overhead_s: NDArray[np.float64], compute_s: NDArray[np.float64], memory_s: NDArray[np.float64],
@@ -402,8 +409,8 @@ def time_from_work(work: PrefillWork, instance: InstanceSpec, efficiency: Effici
     + sum over attention classes of FLOPs / (peak_bf16 x e_class)] / G (a routed expert's few rows
     are bounded by its weight reads, in the memory term);
     comm = bytes / (scale-up x e_comm) + collectives x latency floor; the fixed cost is the
-    stack's per prefill plus, per MoE layer, a cost and a cost per routed expert (routing,
-    permutation, dispatch, and a grouped GEMM's tiles of each expert however few its rows)."""
+    stack's per prefill plus, per MoE layer, a cost and a cost per routed expert the tokens touch
+    (routing, permutation, dispatch, and a grouped GEMM's tiles of each expert however few its rows)."""
     gpu, g = instance.gpu, instance.gpus
     e = efficiency or gpu.efficiency
     half = e.gemm_half_tokens
@@ -419,8 +426,8 @@ def time_from_work(work: PrefillWork, instance: InstanceSpec, efficiency: Effici
     memory = work.memory_bytes / (gpu.hbm_bytes_per_s * g * e.memory)
     activation = work.activation_bytes / (gpu.hbm_bytes_per_s * e.memory)
     comm = work.comm_bytes / (gpu.scaleup_bytes_per_s * e.comm) + work.collectives * e.collective_latency_s
-    overhead = np.full_like(compute, e.prefill_overhead_s
-                            + work.moe_layers * (e.moe_layer_s + work.experts * e.moe_expert_s))
+    overhead = e.prefill_overhead_s + work.moe_layers * (e.moe_layer_s + work.experts * e.moe_expert_s) \
+        + np.zeros_like(compute)
     seconds = overhead + np.maximum(compute, memory) + activation + comm
     return PrefillResult(seconds=seconds, compute_s=compute, memory_s=memory, activation_s=activation, comm_s=comm,
                          overhead_s=overhead, bound=bound_of(overhead, compute, memory + activation, comm))

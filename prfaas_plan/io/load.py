@@ -258,7 +258,7 @@ def load_stack(ref: str | None = None, catalog: Catalog | None = None) -> StackS
     path = Path(ref) if is_path_like(ref) else catalog.find("stacks", ref)
 
     def build() -> StackSpec:
-        from prfaas_plan.io.schema import StackFile
+        from prfaas_plan.io.stack_schema import StackFile
 
         return validate(StackFile, read_yaml(path), str(path)).to_spec()
 

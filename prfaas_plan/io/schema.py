@@ -34,7 +34,6 @@ from prfaas_plan.specs.model import (
     SwaGroup,
     WeightFormat,
 )
-from prfaas_plan.specs.stack import StackSpec
 
 
 def _takes(annotation: object, kind: type) -> bool:
@@ -329,41 +328,6 @@ class EfficiencyFields(Strict):
                           request_overhead_s=units.ms_to_s(self.request_overhead_ms),
                           moe_layer_s=units.ms_to_s(self.moe_layer_ms), moe_expert_s=units.ms_to_s(self.moe_expert_ms),
                           source=self.source, stack=stack)
-
-
-class Band(Strict):
-    """A predicted time's P10-P90 band as factors on it (measured / predicted quantiles)."""
-
-    p10: Annotated[float, Field(gt=0, le=1)]
-    p90: Annotated[float, Field(ge=1)]
-
-
-class StackFile(Strict):
-    """A serving-stack profile (``specs.stack.StackSpec``): an engine on GPUs, its fitted parameters,
-    what they were fitted on and the leave-one-source-out band of their error."""
-
-    name: str = Field(min_length=1)
-    engine: str = Field(min_length=1)
-    versions: str = Field(min_length=1)
-    gpus: list[str] = Field(min_length=1)
-    description: str = ""
-    source: str = Field(min_length=1)
-    parameters: EfficiencyFields
-    measurements: str = ""  # the file the parameters were fitted on
-    points: Annotated[int, Field(ge=0)] = 0
-    sources: Annotated[int, Field(ge=0)] = 0
-    prefill_band: Band
-    decode_band: Band | None = None
-    band_from: str = Field(min_length=1)  # how the bands were measured (which residuals)
-
-    def to_spec(self) -> StackSpec:
-        return StackSpec(name=self.name, engine=self.engine, versions=self.versions, gpus=tuple(self.gpus),
-                         description=self.description, source=self.source,
-                         efficiency=self.parameters.to_spec(stack=self.name), measurements=self.measurements,
-                         points=self.points, sources=self.sources,
-                         prefill_band=(self.prefill_band.p10, self.prefill_band.p90),
-                         decode_band=(self.decode_band.p10, self.decode_band.p90) if self.decode_band else None,
-                         band_from=self.band_from)
 
 
 class HardwareFile(Strict):

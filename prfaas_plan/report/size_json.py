@@ -55,6 +55,12 @@ def size_json(r: SizingResult) -> dict[str, Any]:
         "ttft": None if r.ttft_bound_s is None else {"statistic": r.ttft_statistic, "bound_s": r.ttft_bound_s,
                                                      "value_s": r.ttft_s},
         "best": plan_json(best),
+        "cost_interval": None if r.interval is None else {
+            "per_hour_p10": r.interval.per_hour_p10, "per_hour_p90": r.interval.per_hour_p90,
+            "per_million_requests_p10": r.interval.per_million_p10,
+            "per_million_requests_p90": r.interval.per_million_p90,
+            "prefill_band": list(r.interval.prefill_band) if r.interval.prefill_band else None,
+            "decode_band": list(r.interval.decode_band) if r.interval.decode_band else None},
         "homogeneous": {name: plan_json(p) if p else {"infeasible": why} for name, p, why in r.homogeneous},
         "naive_heterogeneous": plan_json(r.naive),
         "savings": {"vs_best_homogeneous": None if hom is None else {

@@ -95,7 +95,8 @@ def stack_line(st: dict[str, Any]) -> str:
 
 def emit_stacks(fmt: str, r: dict[str, Any]) -> None:
     def tables():
-        rows = [[s["name"] + (" (default)" if s["default"] else ""), f"{s['engine']} {s['versions']}",
+        rows = [[s["name"] + (" (default)" if s["default"] else ""),
+                 s["engine"] if len(s["versions"]) > 16 else f"{s['engine']} {s['versions']}",
                  ", ".join(s["gpus"]), num(s["points"], 0), num(s["sources"], 0),
                  num(s["prefill_overhead_s"] * 1e3, 0), f"x{s['prefill_band_p10']:.2f}..x{s['prefill_band_p90']:.2f}"]
                 for s in r["stacks"]]

@@ -143,5 +143,19 @@ def _tables(r: SizingResult) -> list[Any]:
     out = [*_plan_tables(r), _baselines(r), _tiers(r), _curve(r)]
     if r.ttft_frontier:
         out.append(_frontier(r))
+    if r.interval is not None:
+        out.append(_interval_line(r))
     out.append(f"weighed {r.candidates:,} (kind, t) candidates per solve in {r.search_s:.3f} s")
     return out
+
+
+def _interval_line(r: SizingResult) -> str:
+    """The cheapest fleet's cost for the demand at the stack's P10 and P90 times."""
+    iv = r.interval
+    assert iv is not None
+    if iv.prefill_band is None and iv.decode_band is None:
+        return "fleet cost P10-P90: a point (every candidate's times measured, decode pinned)"
+    ends = [("-" if h is None else f"{_money(h)}/h", "infeasible" if m is None else f"${num(m, 0)} per 1M")
+            for h, m in ((iv.per_hour_p10, iv.per_million_p10), (iv.per_hour_p90, iv.per_million_p90))]
+    return (f"fleet cost P10-P90 (the cheapest fleet for {num(r.demand_rps, 3)} req/s with every modelled time at "
+            f"the stack's P10 / P90): {ends[0][0]} ({ends[0][1]}) / {ends[1][0]} ({ends[1][1]})")

@@ -14,6 +14,8 @@ LOW_PRECISION = (DType.FP8, DType.FP4)
 
 
 REFERENCE_PEAK_FLOPS = 989e12  # bf16 dense peak of H100/H200, where ``peak_exponent`` scales from
+# each precision's rate scales against its own peak of that reference (FP4: twice FP8, as on B200)
+REFERENCE_PEAKS = {"bf16": REFERENCE_PEAK_FLOPS, "fp8": 2 * REFERENCE_PEAK_FLOPS, "fp4": 4 * REFERENCE_PEAK_FLOPS}
 OP_CLASSES = ("dense", "moe", "attention_full", "attention_mla", "attention_swa", "attention_linear")
 
 
@@ -34,9 +36,10 @@ class Efficiency:
       ``attention_linear`` (KDA, GDN, Lightning, Mamba): attention kernels, fraction of the bf16 peak;
     - ``gemm_half_tokens``: M_half, the rows at which a dense GEMM runs at half its class's
       efficiency (e(M) = e M / (M + M_half), M = the prompt's tokens);
-    - ``peak_exponent``: gamma, every compute efficiency scaled by (peak_bf16 / 989 TFLOPS)^-gamma
-      (capped at 1), since faster GPUs reach a smaller fraction of their peak; with gamma < 1 a GPU
-      at least as fast on every peak never models slower;
+    - ``peak_exponent``: gamma, every compute efficiency scaled by (peak / reference)^-gamma (capped
+      at 1), the peak and reference of the precision it runs in (bf16: 989 TFLOPS), since faster
+      GPUs reach a smaller fraction of their peak; with gamma < 1 a GPU at least as fast on every
+      peak never models slower;
     - ``memory``: fraction of HBM bandwidth (weights, KV, activation traffic);
     - ``comm``: fraction of the scale-up bandwidth reached by collectives, each of which also pays
       ``collective_latency_s`` (a latency floor) when the instance has more than one GPU;
@@ -80,9 +83,10 @@ class Efficiency:
         value = self.compute if name == "dense" else getattr(self, name)
         return self.compute if value is None else value
 
-    def scale(self, bf16_flops: float) -> float:
-        """(peak_bf16 / REFERENCE_PEAK_FLOPS)^-gamma, the GPU-generation factor on compute efficiencies."""
-        return 1.0 if self.peak_exponent == 0.0 else (bf16_flops / REFERENCE_PEAK_FLOPS) ** -self.peak_exponent
+    def scale(self, peak_flops: float, reference: float = REFERENCE_PEAK_FLOPS) -> float:
+        """(peak / reference)^-gamma, the GPU-generation factor on a compute efficiency; a rate then
+        grows as peak^(1 - gamma), so it never falls as its own peak rises."""
+        return 1.0 if self.peak_exponent == 0.0 else (peak_flops / reference) ** -self.peak_exponent
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -108,11 +112,15 @@ class GpuSpec:
             return self.fp8_flops
         return self.bf16_flops
 
-    def class_efficiency(self, name: str, efficiency: Efficiency | None = None) -> float:
-        """An op class's efficiency on this GPU: the stack's, times its GPU-generation factor, at most 1."""
+    def class_efficiency(self, name: str, efficiency: Efficiency | None = None, dtype: DType = DType.BF16) -> float:
+        """An op class's efficiency on this GPU in ``dtype``: the stack's, times its GPU-generation
+        factor at that precision's peak, at most 1."""
         e = efficiency or self.efficiency
         value = e.of_class(name)
-        return value if e.peak_exponent == 0.0 else min(1.0, value * e.scale(self.bf16_flops))
+        if e.peak_exponent == 0.0:
+            return value
+        key = dtype.value if dtype.value in REFERENCE_PEAKS else "bf16"
+        return min(1.0, value * e.scale(self.peak_flops(dtype), REFERENCE_PEAKS[key]))
 
     def gemm_flops_per_s(self, dtype: DType, efficiency: Efficiency | None = None, *, op: str = "dense") -> float:
         """Achieved GEMM FLOP/s per GPU for weights in ``dtype``, at large token counts.
@@ -125,7 +133,9 @@ class GpuSpec:
         bf16 = self.bf16_flops * self.class_efficiency(op, e)
         if dtype in LOW_PRECISION:
             ratio = e.low_precision if op == "dense" or e.moe_low_precision is None else e.moe_low_precision
-            return max(self.peak_flops(dtype) * self.class_efficiency(op, e) * ratio, bf16)
+            low = self.peak_flops(dtype)  # FP4 without FP4 tensor cores runs at the FP8 (or bf16) peak
+            used = DType.FP4 if dtype == DType.FP4 and self.fp4_flops else DType.FP8 if self.fp8_flops else DType.BF16
+            return max(low * self.class_efficiency(op, e, used) * ratio, bf16)
         return bf16
 
 

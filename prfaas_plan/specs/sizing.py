@@ -154,6 +154,19 @@ class TtftPoint:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SizeInterval:
+    """The cheapest fleet's $/h (and $ per 1M requests) for the demand when every modelled time is at
+    the serving stack's P10 or P90 factor (``api.interval``); None where no fleet serves it there."""
+
+    per_hour_p10: float | None
+    per_hour_p90: float | None
+    per_million_p10: float | None
+    per_million_p90: float | None
+    prefill_band: tuple[float, float] | None
+    decode_band: tuple[float, float] | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class SizingResult:
     scenario: str
     model: str
@@ -171,6 +184,7 @@ class SizingResult:
     ttft_frontier: tuple[TtftPoint, ...]
     candidates: int  # (kind, t) candidates weighed, over every prefill kind and site
     search_s: float
+    interval: SizeInterval | None = None  # the cheapest fleet's cost at the stack's P10-P90 times
 
     @property
     def best_homogeneous(self) -> SizedPlan | None:

@@ -2,7 +2,7 @@
 
 Properties (issue "Every real input works"): exit code in {0, 1, 2}; on 1 or 2 one line on stderr
 without an exception name, and on 2 that line names the option, file or field; on 0 no NaN, inf
-or None in any format, and JSON parses. Cases per test are the ``@fuzz(n)`` counts, 1,549 in all
+or None in any format, and JSON parses. Cases per test are the ``@fuzz(n)`` counts, 1,699 in all
 (about 45 s on this project's 2-core machine); CI runs them derandomized (the same cases every
 run), a local run draws new ones, and ``PRFAAS_FUZZ_SCALE=10`` runs ten times as many.
 """
@@ -348,3 +348,69 @@ def test_bandwidth_laws(data, fmt):
 def test_thresholds(bandwidths, loads, fmt):
     check(run(["thresholds", "--bandwidths", bandwidths, "--loads", loads, "--format", fmt]),
           names=("--bandwidths", "--loads", bandwidths, loads))
+
+
+STACKS = sorted((ROOT / "stacks").glob("*.yaml"))
+
+
+@fuzz(60)
+@given(st.data(), FORMATS)
+def test_mutated_stacks(data, fmt):
+    """A user's serving-stack profile in a --catalog folder, mutated, through every command that takes one."""
+    base = data.draw(st.sampled_from(STACKS))
+    entry = data.draw(fz.mutated_json(yaml.safe_load(base.read_text())))
+    folder = Path(tempfile.mkdtemp(prefix="prfaas-fuzz-"))
+    (folder / "stacks").mkdir()
+    path = folder / "stacks" / "fuzzed.yaml"
+    if "name" in entry:
+        entry["name"] = "fuzzed"
+    path.write_text(yaml.safe_dump(entry), encoding="utf-8")
+    args = data.draw(st.sampled_from([["kv-rate", "MiniMax-M2.5", "--hardware", "H100", "--lengths", "1K,32K",
+                                       "--stack", "fuzzed"],
+                                      ["perf", "Qwen3-32B", "--hardware", "B200", "--stack", "fuzzed"],
+                                      ["stacks"],
+                                      ["optimize", "qwen35-b200-h200", "--set", "stack=fuzzed"]]))
+    check(run([*args, "--catalog", str(folder), "--format", fmt]), names=(path.name, "fuzzed", "--catalog", "stack"))
+
+
+@fuzz(40)
+@given(st.one_of(st.text(max_size=12), st.sampled_from(["open-engines", "paper-table3", "PAPER-TABLE3", "nope.yaml",
+                                                         "./stacks/open-engines.yaml", ""])), FORMATS)
+def test_stack_names(name, fmt):
+    check(run(["kv-rate", "Qwen3-32B", "--lengths", "1K", "--stack", name, "--format", fmt]), names=("--stack",))
+
+
+BENCH = sorted((FIXTURES / "bench").glob("*.json*"))
+
+
+@fuzz(30)  # each case runs a least-squares fit
+@given(st.data(), FORMATS)
+def test_calibrate_mutated_benchmark_outputs(data, fmt):
+    """A benchmark output as an engine writes it, one or two values changed, into a profile fit."""
+    base = data.draw(st.sampled_from(BENCH))
+    text = base.read_text()
+    lines = [json.loads(line) for line in text.splitlines() if line.strip()] if text.lstrip().startswith("{") \
+        and text.count("\n{") else None
+    records = lines or [json.loads(text)]
+    i = data.draw(st.integers(min_value=0, max_value=len(records) - 1))
+    records[i] = data.draw(fz.mutated_json(records[i]))
+    body = "\n".join(json.dumps(r) for r in records)
+    path = _tmp(base.name, body)
+    extra = ["--input-tokens", "2048"] if "latency" in base.name else []
+    check(run(["calibrate", str(path), "--hardware", "H100", "--gpus", "8", "--model", "Llama-3.1-70B", *extra,
+               "--format", fmt]), names=(path.name, "--hardware", "--model", "--input-tokens"))
+
+
+@fuzz(20)
+@given(st.data(), FORMATS)
+def test_calibrate_mutated_measurement_set(data, fmt):
+    """The public set's CSV with a cell changed, into a profile fit."""
+    lines = (FIXTURES / "measurements" / "public_sample.csv").read_text().splitlines()
+    head = next(n for n, line in enumerate(lines) if not line.startswith("#"))
+    row = data.draw(st.integers(min_value=head + 1, max_value=len(lines) - 1))
+    cells = lines[row].split(",")
+    col = data.draw(st.integers(min_value=0, max_value=12))
+    cells[col] = data.draw(st.sampled_from(["", "-1", "abc", "1e999", "nan", "0", "B999", "fp3", "1e-300"]))
+    lines[row] = ",".join(cells)
+    path = _tmp("public.csv", "\n".join(lines) + "\n")
+    check(run(["calibrate", str(path), "--name", "fz", "--format", fmt]), names=(path.name,))
