@@ -30,11 +30,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from prfaas_plan.core import kv
-from prfaas_plan.core.prefill import (
+from prfaas_plan.core.prefill import bound_of, collective_bytes
+from prfaas_plan.core.work import (
     STATE_FLOPS,
     attention_class,
-    bound_of,
-    collective_bytes,
     collectives,
     gemm_params_per_token,
     moe_layers,
