@@ -18,13 +18,15 @@ from prfaas_plan.specs.scenario import ScenarioSpec
 def bands(sc: ScenarioSpec, sources: dict[str, str] | None,
            extra: tuple = ()) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
     """(prefill band or None when every prefill time is measured, decode band or None when pinned);
-    ``sources`` None: any may be modelled (size's candidates)."""
+    ``sources`` None: any may be modelled, and a decode derived (size's candidates of other kinds:
+    a pinned decode holds only for its own, and a scaled time never moves a pinned one)."""
     clusters = [sc.prfaas, sc.local, *(s.cluster for s in (sc.topology.sites if sc.topology else ()))]
     effs = [c.instance.gpu.efficiency for c in clusters] + [i.gpu.efficiency for i in extra]
     modelled = sources is None or any(v.startswith(("analytic", "scaled")) for k, v in sources.items()
                                       if "prefill" in k)
     pre = (min(e.prefill_band[0] for e in effs), max(e.prefill_band[1] for e in effs)) if modelled else None
-    dec = None if sc.decode.pinned else (min(e.decode_band[0] for e in effs), max(e.decode_band[1] for e in effs))
+    dec = None if sc.decode.pinned and sources is not None else (min(e.decode_band[0] for e in effs),
+                                                                 max(e.decode_band[1] for e in effs))
     return pre, dec
 
 

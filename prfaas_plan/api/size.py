@@ -13,6 +13,7 @@ import time
 from dataclasses import replace
 
 from prfaas_plan.api.interval import bands
+from prfaas_plan.api.plan import stack_names
 from prfaas_plan.api.size_grid import Laws, laws
 from prfaas_plan.api.size_solve import ALL, HOMOGENEOUS, NAIVE, NONE, OFFLOAD_ALL, PRFAAS, Variant, solve
 from prfaas_plan.errors import InfeasibleError, SpecError
@@ -141,4 +142,5 @@ def size_interval(sc: ScenarioSpec) -> SizeInterval:
     lo, hi = ends
     return SizeInterval(per_hour_p10=lo.per_hour if lo else None, per_hour_p90=hi.per_hour if hi else None,
                         per_million_p10=lo.per_million_requests if lo else None,
-                        per_million_p90=hi.per_million_requests if hi else None, prefill_band=pre, decode_band=dec)
+                        per_million_p90=hi.per_million_requests if hi else None, prefill_band=pre, decode_band=dec,
+                        stack=stack_names(*kinds))

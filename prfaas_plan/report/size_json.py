@@ -60,7 +60,8 @@ def size_json(r: SizingResult) -> dict[str, Any]:
             "per_million_requests_p10": r.interval.per_million_p10,
             "per_million_requests_p90": r.interval.per_million_p90,
             "prefill_band": list(r.interval.prefill_band) if r.interval.prefill_band else None,
-            "decode_band": list(r.interval.decode_band) if r.interval.decode_band else None},
+            "decode_band": list(r.interval.decode_band) if r.interval.decode_band else None,
+            "stack": r.interval.stack},
         "homogeneous": {name: plan_json(p) if p else {"infeasible": why} for name, p, why in r.homogeneous},
         "naive_heterogeneous": plan_json(r.naive),
         "savings": {"vs_best_homogeneous": None if hom is None else {

@@ -154,8 +154,8 @@ def _interval_line(r: SizingResult) -> str:
     iv = r.interval
     assert iv is not None
     if iv.prefill_band is None and iv.decode_band is None:
-        return "fleet cost P10-P90: a point (every candidate's times measured, decode pinned)"
+        return f"fleet cost P10-P90: a point (every candidate's times measured, decode pinned; stack {iv.stack})"
     ends = [("-" if h is None else f"{_money(h)}/h", "infeasible" if m is None else f"${num(m, 0)} per 1M")
             for h, m in ((iv.per_hour_p10, iv.per_million_p10), (iv.per_hour_p90, iv.per_million_p90))]
     return (f"fleet cost P10-P90 (the cheapest fleet for {num(r.demand_rps, 3)} req/s with every modelled time at "
-            f"the stack's P10 / P90): {ends[0][0]} ({ends[0][1]}) / {ends[1][0]} ({ends[1][1]})")
+            f"stack {iv.stack}'s P10 / P90): {ends[0][0]} ({ends[0][1]}) / {ends[1][0]} ({ends[1][1]})")

@@ -164,6 +164,7 @@ class SizeInterval:
     per_million_p90: float | None
     prefill_band: tuple[float, float] | None
     decode_band: tuple[float, float] | None
+    stack: str = ""  # the serving-stack profile(s) of the candidates' modelled times
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
