@@ -430,3 +430,13 @@ def test_a_demand_beyond_a_float_is_infeasible_in_one_line():
     res = runner.invoke(app, ["size", "--demand", "1e300rps"])
     assert res.exit_code == 1 and res.stdout == ""
     assert res.stderr == "error: size: no candidate serves 1.25e+300 req/s (demand 1e+300 / headroom 0.8)\n"
+
+
+@pytest.mark.parametrize("args", [["kv-rate", "/\r.yaml"], ["kv-rate", "Qwen3-32B", "--stack", "/\r\nx"],
+                                  ["optimize", "no\tsuch\n"]])
+def test_a_control_character_in_a_value_stays_on_the_error_line(args):
+    """An error naming a user's value holds it escaped: one line whatever the value holds."""
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 2
+    assert len(res.stderr.splitlines()) == 1 and res.stderr.startswith("error: ")
+    assert "\\r" in res.stderr or "\\t" in res.stderr

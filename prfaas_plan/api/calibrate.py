@@ -6,8 +6,9 @@ SGLang, vLLM, genai-perf, AIPerf, the PrfaaS reproduction), which names neither 
 instance, so ``--hardware``, ``--gpus`` and (when the file names no catalog model) ``--model``
 say them. The fit (``core.fit``) starts from the base profile (the default stack, or ``--stack``)
 and fits only what the points identify, at most one parameter per two points, in the order of
-``PRIORITY``; the rest is the base's. Each file is one source: with three or more, the band is
-leave-one-source-out; with fewer, the in-sample residuals' P10-P90, and the profile says so.
+``PRIORITY``; the rest is the base's. With three sources or more, the band is
+leave-one-source-out; with fewer, the in-sample residuals' P10-P90, and the profile says so. A
+source is a file of a benchmark's output, or a row's ``source`` in the public set's CSV.
 """
 
 from __future__ import annotations
@@ -98,10 +99,10 @@ def calibrate_stack(paths: Sequence[Path], *, name: str, catalog: Catalog, hardw
     sources = sorted({p.source for p in points})
     if len(sources) >= 3:
         held = fit.leave_one_source_out(points, prof.efficiency, names)
-        band_from = f"measured / predicted on held-out sources ({len(sources)} files, each left out in turn)"
+        band_from = f"measured / predicted on held-out sources ({len(sources)}, each left out of the fit in turn)"
     else:
         held = whole.ratio
-        band_from = (f"in-sample measured / predicted over {len(points)} points of {len(sources)} file(s): "
+        band_from = (f"in-sample measured / predicted over {len(points)} points of {len(sources)} source(s): "
                      "no source was held out, so the band is optimistic")
     lo, hi = (float(q) for q in np.quantile(held, [0.1, 0.9]))
     spec = StackSpec(name=name, engine=prof.engine if base else "measured", versions="as measured",

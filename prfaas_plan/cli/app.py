@@ -21,13 +21,19 @@ def _placed(exc: PrfaasError, command: object) -> PrfaasError:
     return exc
 
 
+def one_line(text: str) -> str:
+    """An error as one line: a control character of a user's value (a path with a carriage return)
+    shown escaped, not breaking the line."""
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
 class _Group(TyperGroup):
     def invoke(self, ctx: typer.Context):  # type: ignore[override]
         try:
             return super().invoke(ctx)
         except PrfaasError as exc:
             exc = _placed(exc, self.commands.get(ctx.invoked_subcommand or ""))
-            typer.echo(f"error: {exc}", err=True)
+            typer.echo(f"error: {one_line(str(exc))}", err=True)
             raise typer.Exit(exc.exit_code) from None
         except MemoryError:  # inputs within every bound can still ask for more than the machine holds
             typer.echo("error: out of memory: the inputs ask for more than this machine holds (fewer instances, "
