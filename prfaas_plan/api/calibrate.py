@@ -30,7 +30,8 @@ from prfaas_plan.specs.stack import StackSpec
 
 # which parameters a few points fit first (the rest stay the base profile's)
 PRIORITY = ("prefill_overhead_s", "compute", "request_overhead_s", "gemm_half_tokens", "memory", "decode_overhead_s",
-            "moe", "attention_linear", "low_precision", "moe_layer_s", "moe_expert_s", "decode_layer_s",
+            "moe", "attention_linear", "low_precision", "moe_low_precision", "moe_layer_s", "moe_expert_s",
+            "decode_layer_s",
             "peak_exponent", "collective_latency_s")
 
 

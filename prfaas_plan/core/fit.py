@@ -29,6 +29,7 @@ PARAMETERS = {
     "compute": ("logit", 0.1, 0.95, 0.5),
     "low_precision": ("logit", 0.2, 0.98, 0.6),
     "moe": ("logit", 0.01, 0.98, 0.3),
+    "moe_low_precision": ("logit", 0.2, 0.98, 0.6),
     "attention_full": ("logit", 0.02, 0.98, 0.5),
     "attention_mla": ("logit", 0.02, 0.98, 0.5),
     "attention_linear": ("logit", 0.005, 0.98, 0.2),
@@ -43,8 +44,8 @@ PARAMETERS = {
     "moe_layer_s": ("log", 1e-6, 0.01, 2e-4),
     "moe_expert_s": ("log", 1e-8, 1e-4, 3e-6),
 }
-PREFILL_PARAMETERS = ("compute", "low_precision", "moe", "attention_linear", "gemm_half_tokens", "peak_exponent",
-                      "prefill_overhead_s", "request_overhead_s", "moe_layer_s", "moe_expert_s")
+PREFILL_PARAMETERS = ("compute", "low_precision", "moe", "moe_low_precision", "attention_linear", "gemm_half_tokens",
+                      "peak_exponent", "prefill_overhead_s", "request_overhead_s", "moe_layer_s", "moe_expert_s")
 DECODE_PARAMETERS = ("memory", "decode_overhead_s", "decode_layer_s", "collective_latency_s")
 
 
@@ -132,6 +133,8 @@ def identified(points: Sequence[Point], names: Sequence[str]) -> tuple[str, ...]
         "moe_layer_s": any(p.model.moe is not None for p in points if p.kind == "prefill"),
         "moe_expert_s": len({p.model.moe.num_experts for p in points if p.kind == "prefill" and p.model.moe}) > 1,
         "low_precision": any(p.model.weight_dtype.value in ("fp8", "fp4") for p in points if p.kind == "prefill"),
+        "moe_low_precision": any(p.model.weight_dtype.value in ("fp8", "fp4") and p.model.moe is not None
+                                 for p in points if p.kind == "prefill"),
         "attention_linear": any(any(g.kind.value == "linear" for g in p.model.layers) for p in points
                                 if p.kind == "prefill"),
         "peak_exponent": len({p.instance.gpu.name for p in points if p.kind == "prefill"}) > 1,
