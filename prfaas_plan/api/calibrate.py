@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from prfaas_plan import units
 from prfaas_plan.api.inputs import stack_of
 from prfaas_plan.core import fit
 from prfaas_plan.errors import SpecError
@@ -139,7 +140,7 @@ def stack_yaml(st: StackSpec) -> str:
         value = getattr(e, key)
         if value is None:
             continue
-        name, value = (key.removesuffix("_s") + "_ms", value * 1e3) if key in ms else (key, value)
+        name, value = (key.removesuffix("_s") + "_ms", float(units.s_to_ms(value))) if key in ms else (key, value)
         params[name] = float(f"{value:.4g}")
     params["source"] = e.source
     doc = {"name": st.name, "engine": st.engine, "versions": st.versions, "gpus": list(st.gpus),

@@ -48,7 +48,8 @@ class Timing:
 
 
 def decode_rate(sc: ScenarioSpec, instance: InstanceSpec) -> tuple[float, dict[str, Any]]:
-    """Per-instance decode throughput BS_max / (T_decode * L_out) in req/s (Eq. 5), pinned or derived."""
+    """Per-instance decode throughput BS_max / (T_decode * L_out) in req/s (Eq. 5), pinned or derived;
+    a derived one at the scenario's decode time scale (a step x longer serves 1/x the requests)."""
     tpot = sc.tpot_slo_s
     if sc.decode.pinned:
         bs, step = sc.decode.bs_max, sc.decode.t_decode_s
@@ -71,7 +72,7 @@ def decode_rate(sc: ScenarioSpec, instance: InstanceSpec) -> tuple[float, dict[s
             f"decode: no batch meets the SLO of {sc.decode_tokens_per_s:g} tokens/s "
             f"({units.s_to_ms(tpot):g} ms per token) on {instance.name} at {context:,.0f} tokens of context: {why}",
             binding="decode")
-    return cap.requests_per_s, {"mode": "derived", "bs_max": cap.bs_max, "t_decode_s": cap.step_s,
+    return cap.requests_per_s / sc.time_scale[1], {"mode": "derived", "bs_max": cap.bs_max, "t_decode_s": cap.step_s,
                                 "context_tokens": context, "bound_by": cap.binding, "bs_slo": cap.bs_slo,
                                 "bs_memory": cap.bs_memory}
 
@@ -84,8 +85,6 @@ def timing(sc: ScenarioSpec, local: InstanceSpec | None = None) -> Timing:
     f = kv.footprint(sc.model)
     s_kv = tp.kv_bytes if tp.kv_bytes is not None else f.s_kv
     rate, detail = decode_rate(sc, local)
-    if not sc.decode.pinned and sc.time_scale[1] != 1.0:  # a step x longer serves 1/x the requests
-        rate = rate / sc.time_scale[1]
     return Timing(
         curves=Curves(t_prfaas=tp, t_local=tl, s_kv=s_kv),  # type: ignore[arg-type]
         sources={f"prefill {sc.prfaas.instance.name}": f"{tp.source}: {tp.detail}{_beyond(tp, sc)}",

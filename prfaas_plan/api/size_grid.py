@@ -74,8 +74,6 @@ def _decode(sc: ScenarioSpec, own: InstanceSpec, inst: InstanceSpec) -> tuple[fl
         rate, detail = decode_rate(sc, inst)
     except InfeasibleError as exc:
         return 0.0, "derived", str(exc)
-    if detail["mode"] == "derived":  # a modelled step, at the scenario's time scale (api.interval)
-        rate = rate / sc.time_scale[1]
     return rate, str(detail["mode"]), ""
 
 

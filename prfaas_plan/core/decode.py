@@ -33,7 +33,7 @@ from prfaas_plan.core import kv
 from prfaas_plan.core.prefill import bound_of, collective_bytes
 from prfaas_plan.core.work import (
     STATE_FLOPS,
-    attention_class,
+    by_attention_class,
     collectives,
     gemm_params_per_token,
     moe_layers,
@@ -78,7 +78,7 @@ class DecodeWork:
     attention_flops: NDArray[np.float64]
     memory_bytes: NDArray[np.float64]
     comm_bytes: NDArray[np.float64]
-    attention: tuple[tuple[str, NDArray[np.float64]], ...] = ()  # attention_flops by op class
+    attention: tuple[tuple[str, NDArray[np.float64]], ...]  # attention_flops by op class
     collectives: int = 0
     moe_layers: int = 0
     experts: float = 0.0  # routed experts whose fixed cost a step pays per MoE layer (top-k: see decode_work)
@@ -105,10 +105,7 @@ def decode_work(model: ModelSpec, batch: ArrayLike, context: ArrayLike, *, gpus:
     b = np.asarray(batch, dtype=np.float64)
     c = np.asarray(context, dtype=np.float64)
     gemm = 2.0 * gemm_params_per_token(model) + 2.0 * model.vocab_size * model.hidden_size
-    by_class: dict[str, NDArray[np.float64]] = {}
-    for g in model.layers:
-        name = attention_class(g)
-        by_class[name] = by_class.get(name, np.zeros_like(c)) + decode_attention_flops(g, c)
+    by_class = by_attention_class(model, lambda g: decode_attention_flops(g, c))
     attention = sum(by_class.values(), np.zeros_like(c))
     weights = np.asarray(model.weight_bytes(weights_touched(model, b)), dtype=np.float64)  # scales included
     kv_read = b * np.asarray(kv.footprint(model).s_kv(c), dtype=np.float64)
@@ -139,7 +136,7 @@ def step_from_work(work: DecodeWork, model: ModelSpec, instance: InstanceSpec,
     gpu, g = instance.gpu, instance.gpus
     e = efficiency or gpu.efficiency
     compute = work.gemm_flops / gpu.gemm_flops_per_s(model.weight_dtype, e)
-    for name, flops in work.attention or (("attention_full", work.attention_flops),):
+    for name, flops in work.attention:
         compute = compute + flops / (gpu.bf16_flops * gpu.class_efficiency(name, e))
     compute = compute / g
     memory = work.memory_bytes / (gpu.hbm_bytes_per_s * g * e.memory)

@@ -41,10 +41,10 @@ from prfaas_plan.core.work import (  # noqa: F401 (re-exported: the work counts 
     STATE_FLOPS,
     attention_class,
     attention_flops,
+    by_attention_class,
     collectives,
     expected_distinct_experts,
     expert_params,
-    expert_rows,
     ffn_params_per_token,
     gemm_params_per_token,
     moe_layers,
@@ -76,8 +76,8 @@ class PrefillWork:
     """What a prefill does, independent of efficiencies (arrays over l).
 
     gemm_flops (dense: mixers, dense and shared FFN, LM head) and moe_flops (routed experts) and
-    attention_flops per op class for the whole instance, with the GEMMs' rows (tokens, and l k / E
-    for a routed expert); memory_bytes read or written in HBM (whole instance); activation_bytes
+    attention_flops per op class for the whole instance, with the dense GEMMs' rows (tokens);
+    memory_bytes read or written in HBM (whole instance); activation_bytes
     moved in HBM per GPU (replicated, see module doc); comm_bytes sent per GPU per direction over the
     scale-up link in ``collectives`` collectives.
     """
@@ -86,7 +86,6 @@ class PrefillWork:
     moe_flops: NDArray[np.float64]
     attention: tuple[tuple[str, NDArray[np.float64]], ...]
     tokens: NDArray[np.float64]
-    expert_rows: NDArray[np.float64]
     memory_bytes: NDArray[np.float64]
     activation_bytes: NDArray[np.float64]
     comm_bytes: NDArray[np.float64]
@@ -165,16 +164,13 @@ def prefill_work(model: ModelSpec, lengths: ArrayLike, cached_prefix: ArrayLike 
     p = np.asarray(cached_prefix, dtype=np.float64) + 0.0 * length
     routed = routed_params_per_token(model)
     gemm = 2.0 * (gemm_params_per_token(model) - routed) * length + 2.0 * model.vocab_size * model.hidden_size
-    by_class: dict[str, NDArray[np.float64]] = {}
-    for g in model.layers:
-        name = attention_class(g)
-        by_class[name] = by_class.get(name, np.zeros_like(length)) + attention_flops(g, length, p)
+    by_class = by_attention_class(model, lambda g: attention_flops(g, length, p))
     f = kv.footprint(model)
     written = np.asarray(f.transfer_bytes(length + p, p), dtype=np.float64)
     prefix_read = f.kv_bytes_per_token * p
     weights = np.asarray(model.weight_bytes(weights_touched(model, length)), dtype=np.float64)  # scales included
     return PrefillWork(gemm_flops=gemm, moe_flops=2.0 * routed * length, attention=tuple(by_class.items()),
-                       tokens=length, expert_rows=expert_rows(model, length),
+                       tokens=length,
                        memory_bytes=weights + written + prefix_read,
                        activation_bytes=activation_bytes(model, length),
                        comm_bytes=collective_bytes(model, length, gpus), collectives=collectives(model, gpus),

@@ -7,6 +7,7 @@ inside"). No efficiency, no GPU: ``core.prefill`` and ``core.decode`` turn these
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -119,14 +120,6 @@ def routed_params_per_token(model: ModelSpec) -> float:
     return moe_layers(model) * model.moe.num_experts_per_tok * expert_params(model)
 
 
-def expert_rows(model: ModelSpec, tokens: ArrayLike) -> NDArray[np.float64]:
-    """Rows of one routed expert's GEMM for ``tokens`` tokens: l k / E (tokens where dense)."""
-    t = np.asarray(tokens, dtype=np.float64)
-    if model.moe is None:
-        return t
-    return t * model.moe.num_experts_per_tok / model.moe.num_experts
-
-
 def collectives(model: ModelSpec, gpus: int) -> int:
     """Collectives per forward pass over G GPUs: an all-reduce after every mixer and dense FFN, an
     all-to-all dispatch and combine per MoE layer; none on one GPU."""
@@ -199,6 +192,16 @@ def _pairs_window(start: NDArray[np.float64], end: NDArray[np.float64], window: 
         return np.where(n <= window, n * (n + 1) / 2, window * (window + 1) / 2 + (n - window) * window)
 
     return f(end) - f(start)
+
+
+def by_attention_class(model: ModelSpec, flops: Callable[[LayerGroup], NDArray[np.float64]]
+                       ) -> dict[str, NDArray[np.float64]]:
+    """``flops`` of every layer group, summed per attention op class (``attention_class``)."""
+    out: dict[str, NDArray[np.float64]] = {}
+    for g in model.layers:
+        name = attention_class(g)
+        out[name] = out[name] + flops(g) if name in out else flops(g)
+    return out
 
 
 def attention_class(group: LayerGroup) -> str:

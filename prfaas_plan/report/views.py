@@ -98,7 +98,8 @@ def emit_stacks(fmt: str, r: dict[str, Any]) -> None:
         rows = [[s["name"] + (" (default)" if s["default"] else ""),
                  s["engine"] if len(s["versions"]) > 16 else f"{s['engine']} {s['versions']}",
                  ", ".join(s["gpus"]), num(s["points"], 0), num(s["sources"], 0),
-                 num(s["prefill_overhead_s"] * 1e3, 0), f"x{s['prefill_band_p10']:.2f}..x{s['prefill_band_p90']:.2f}"]
+                 num(units.s_to_ms(s["prefill_overhead_s"]), 0),
+                 f"x{s['prefill_band_p10']:.2f}..x{s['prefill_band_p90']:.2f}"]
                 for s in r["stacks"]]
         return [table("Serving-stack profiles (stacks/)", ["stack", "engine", "GPUs measured", "points", "sources",
                                                            "prefill overhead ms", "P10-P90"], rows)]
