@@ -217,6 +217,7 @@ def _fixed_point_at(over: list[str], scenario: str | None, conf: list[tuple[floa
     return joint.point(models, cands, [0] * len(models), n_prfaas).lambda_max_rps
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("scenario", "keys"), [
     (None, ["link.bandwidth"]),
     ("two-regions", ["links[0].bandwidth", "links[1].bandwidth"]),

@@ -306,6 +306,7 @@ def mutated(draw: st.DrawFn) -> tuple[str, str]:
     return name, text
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(case=mutated())

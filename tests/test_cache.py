@@ -169,6 +169,7 @@ _PROBE = ("import atexit, sys; atexit.register(lambda: sys.stderr.write(repr(sor
           "from prfaas_plan.cli import main; main()")
 
 
+@pytest.mark.slow
 def test_a_warm_command_imports_neither_pydantic_nor_scipy_and_prints_the_same(tmp_path):
     """Run 1 validates and evaluates; what the distributions were asked is written back with the
     spec, so runs 2 and 3 need neither library and print the same bytes (timings aside)."""
@@ -229,6 +230,7 @@ def test_a_remembered_answer_is_the_computed_one_bit_for_bit(monkeypatch):
     assert [answers(d) for d in fresh] == asked and all(d._memo.cells == 0 for d in fresh)
 
 
+@pytest.mark.slow
 def test_a_distribution_outlives_an_edit_elsewhere_in_its_scenario(tmp_path):
     """A new --set value replaces the scenario's entry (pydantic again) but finds the workload's
     distribution, grid and answers, in its own entry: no scipy, and the very output of a run

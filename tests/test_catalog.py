@@ -88,6 +88,7 @@ def test_hardware_command() -> None:
     assert {r["name"] for r in data["hardware"]} >= EXPECTED_HARDWARE
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(EXPECTED_MODELS))
 def test_model_show(name: str) -> None:
     table = invoke("model", "show", name)

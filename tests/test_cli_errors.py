@@ -140,6 +140,7 @@ READERS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["missing", "a folder", "empty", "not UTF-8"])
 @pytest.mark.parametrize("reader", list(READERS))
 def test_an_unreadable_input_file_is_one_line(tmp_path, reader, kind):
@@ -156,6 +157,7 @@ def test_calibrate_measurements_not_utf8(tmp_path):
 
 
 # ----------------------------------------------------------------------------- odd but valid paths
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["it's.jsonl", "a b.jsonl", "a:b.jsonl", "a #b.jsonl", "ü 中.jsonl", 'q"x.jsonl',
                                   "{x}, [y].jsonl"])
 def test_any_trace_path_works(tmp_path, name):

@@ -60,6 +60,7 @@ def test_a_cheaper_tier_never_raises_the_cost():
     assert cheaper <= base
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario", ["paper-case-study", "two-regions"])
 def test_plan_yaml_loads_in_optimize_and_serves_the_demand(tmp_path, scenario):
     out = tmp_path / "plan.yaml"

@@ -90,6 +90,7 @@ def test_rate_by_hand_from_decode_capacity():
     assert math.isfinite(staging_time(1e10, 1e-300))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("overrides", [[], [*MINIMAX, "link.bandwidth=5Gbps"], [*TIGHT, "link.bandwidth=5Gbps"],
                                        [*TIGHT, "link.bandwidth=100Gbps"], [*TIGHT, "link.rtt=50ms"]],
                          ids=["case-study", "minimax-5g", "tight-5g", "tight-100g", "tight-rtt"])
@@ -209,6 +210,7 @@ def test_minimax_slow_link_loses_more_bs_max():
     assert d["bs_max_lost"] == 0.0 and d["bs_max"] == 38 and d["staged_requests_per_instance"] == pytest.approx(0.5)
 
 
+@pytest.mark.slow
 def test_optimize_prints_and_writes_the_staging():
     args = ["optimize", *[a for kv in TIGHT for a in ("--set", kv)], "--set", "link.bandwidth=5Gbps"]
     out = CliRunner().invoke(app, args)

@@ -46,6 +46,7 @@ def _level(lk, level):
     return next(lv for lv in lk.levels if lv.level == level)
 
 
+@pytest.mark.slow
 def test_levels_are_the_reference_then_the_default_ones(case, regions):
     for r in (case, regions):
         for lk in r.links.values():
@@ -67,6 +68,7 @@ def test_link_down_is_the_best_local_only_split_of_the_site(case):
     assert down.lambda_max_rps == pytest.approx(1.4068, abs=1e-4)
 
 
+@pytest.mark.slow
 def test_a_region_down_keeps_the_other_region_and_the_whole_prefill_service(regions):
     sc = _spec("two-regions")
     m = Method(sc.search.method)
@@ -187,6 +189,7 @@ def test_levels_parse_as_fractions_highest_first():
     assert parse_levels("0, 0.25,100%,25%") == (1.0, 0.25, 0.0)
 
 
+@pytest.mark.slow
 def test_cli_formats():
     res = runner.invoke(app, ["degrade", "--levels", "50%,0", "--format", "json"])
     assert res.exit_code == 0, res.output

@@ -16,6 +16,7 @@ COMMANDS = ["models", "hardware", "stacks", "model show", "model import", "kv-ra
             "study-report"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", COMMANDS)
 def test_command_has_help_with_example_and_is_in_readme(command):
     res = runner.invoke(app, [*command.split(), "--help"])
@@ -56,6 +57,7 @@ def test_readme_library_snippet_runs(capsys):
 README_BLOCKS = re.findall(r"```\n\$ (prfaas-plan [^\n]*)\n(.*?)```", README, re.S)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("command", "body"), README_BLOCKS, ids=[c for c, _ in README_BLOCKS])
 def test_readme_outputs_are_what_the_commands_print(command, body, tmp_path, monkeypatch):
     """Each README block is the first lines of its command's real output (a block may stop early;

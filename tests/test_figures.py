@@ -55,6 +55,7 @@ def test_threshold_panel_is_the_bounds_at_the_best_split(case):
     assert f.thresholds.decode_rps == pytest.approx(best["n_d"] * t.decode_rps_per_instance, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_optimize_plot_writes_a_png(tmp_path):
     path = tmp_path / "F.png"
     res = CliRunner().invoke(app, ["optimize", "--plot", str(path)])

@@ -47,6 +47,7 @@ CASES = [("optimize", s, ()) for s in ("paper-case-study", "qwen35-b200-h200", "
     ("size", s, ()) for s in ("paper-case-study", "two-regions")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("command", "scenario", "args"), CASES, ids=[f"{c}-{s}" for c, s, _ in CASES])
 def test_json_equals_the_golden(command: str, scenario: str, args: tuple[str, ...]) -> None:
     res = CliRunner().invoke(app, [command, scenario, *args, "--format", "json"])

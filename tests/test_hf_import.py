@@ -477,6 +477,7 @@ def test_cli_import_missing_file(tmp_path: Path) -> None:
     assert "file not found" in line
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", all_configs(), ids=lambda p: p.stem)
 def test_cli_import_then_show(tmp_path: Path, path: Path) -> None:
     out = tmp_path / f"{path.stem}.yaml"

@@ -345,6 +345,7 @@ def _synthetic(efficiency: Efficiency):
     return i, pre, dec
 
 
+@pytest.mark.slow
 def test_calibrate_recovers_synthetic_factors():
     true = Efficiency(compute=0.42, low_precision=0.55, memory=0.63, comm=0.7, prefill_overhead_s=0.37,
                       decode_overhead_s=0.004)
@@ -395,6 +396,7 @@ def _one_line_error(result, *needles: str) -> str:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("text", "needles"), [
     ("model,prefill_s\nMiniMax-M2.5,1.1\n", ["missing column 'length'", "row 1"]),
     ("length,prefill_s\n32K,1.1\n", ["missing column 'model'", "row 1"]),

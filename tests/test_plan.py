@@ -120,6 +120,7 @@ def _scenario(tmp_path, **edits):
     return str(f)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("edits", "needle"), [
     ({"clusters__local__instances": 1}, "clusters.local.instances"),
     ({"link__bandwidth": 0}, "link.bandwidth"),
@@ -218,6 +219,7 @@ def test_bad_empirical_row(tmp_path):
     assert res.stderr == f"error: {csv}: line 3 column 1: 'lots' is not a token length (a number >= 1)\n"
 
 
+@pytest.mark.slow
 def test_ttft_slo_bounds_the_rate():
     d = run_json("optimize", "--set", "slo.ttft=8s")
     slo = d["ttft_slo"]
@@ -233,6 +235,7 @@ def test_ttft_slo_bounds_the_rate():
     assert d["best"]["lambda_max_rps"] == pytest.approx(3.30, rel=0.01)
 
 
+@pytest.mark.slow
 def test_ttft_slo_nothing_meets_exit_1():
     res = runner.invoke(app, ["optimize", "--set", "slo.ttft=0.5s"])
     assert res.exit_code == 1
@@ -291,6 +294,7 @@ def test_sources_name_the_share_of_requests_outside_a_measured_profile():
     assert not any("extrapolated" in v for v in plan(inside, methods=("paper",)).payload["sources"].values())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("option", "needle"), [
     ("clusters.local.instances=4000", None),  # 4,000 splits x 1,024 thresholds: within the bound
     ("clusters.local.instances=9000", "the search would weigh 9,214,976 candidates (1,024 thresholds x 8,999 "

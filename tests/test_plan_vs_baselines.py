@@ -32,6 +32,7 @@ def _local_instances(overrides: list[str]) -> int:
     return int(next(o for o in overrides if o.startswith("clusters.local.instances=")).split("=")[1])
 
 
+@pytest.mark.slow
 @cases(20)
 @given(scenario_overrides(), st.sampled_from(["paper", "exact"]),
        st.one_of(st.none(), st.sampled_from([1024, 4096, 8192, 16384, 32768])))
@@ -62,6 +63,7 @@ def test_the_issue_case_offloads_everything():
     assert p["top"][1]["n_p"] == 1 and p["top"][1]["lambda_max_rps"] == pytest.approx(7 * 20 / (0.025 * 1024))
 
 
+@pytest.mark.slow
 def test_under_a_ttft_slo_too():
     """The TTFT-bounded search weighs the same special cases: with every request 8,192 tokens its
     plan offloads everything, at naive's rate to the bisection's tolerance (BISECTIONS = 14)."""

@@ -55,6 +55,7 @@ def _with(overrides: list[str], key: str, value: str) -> list[str]:
     return [o for o in overrides if not o.startswith(key + "=")] + [f"{key}={value}"]
 
 
+@pytest.mark.slow
 @cases(12)
 @given(scenario_overrides(), st.floats(min_value=1.05, max_value=20), st.sampled_from(["paper", "exact"]))
 def test_more_bandwidth_never_lowers_lambda(overrides, factor, method):
@@ -64,6 +65,7 @@ def test_more_bandwidth_never_lowers_lambda(overrides, factor, method):
     assert after >= before * (1 - 1e-9)
 
 
+@pytest.mark.slow
 @cases(12)
 @given(scenario_overrides(), st.integers(min_value=1, max_value=4), st.sampled_from(["paper", "exact"]))
 def test_more_prfaas_instances_never_lowers_lambda(overrides, extra, method):
@@ -93,6 +95,7 @@ def faster_gpus(tmp_path_factory):
     return Catalog.default([folder]), names
 
 
+@pytest.mark.slow
 @cases(10)
 @given(scenario_overrides(), st.sampled_from(["H200", "H100"]))
 def test_a_faster_gpu_never_lowers_lambda(faster_gpus, overrides, base):
@@ -110,6 +113,7 @@ WORKLOADS = [
 ]
 
 
+@pytest.mark.slow
 @cases(25)
 @given(st.sampled_from([*range(len(WORKLOADS)), "trace"]),
        st.lists(st.floats(min_value=0, max_value=140_000), min_size=2, max_size=30))
@@ -138,6 +142,7 @@ def _workload(spec: dict):
     return load_scenario(str(path), CATALOG)
 
 
+@pytest.mark.slow
 @cases(8)
 @given(scenario_overrides(), st.floats(min_value=0.2, max_value=0.9))
 def test_zero_load_ttft_is_no_more_than_loaded(overrides, load):
@@ -169,6 +174,7 @@ def _results(payload):
 DOMINATES = [("H200", "H100"), ("B200", "H200"), ("B200", "H100"), ("H200", "H20")]
 
 
+@pytest.mark.slow
 @cases(10)
 @given(scenario_overrides(), st.sampled_from(DOMINATES))
 def test_catalog_gpu_faster_on_every_peak_never_lowers_lambda(overrides, pair):

@@ -141,6 +141,7 @@ def _cells(text: str) -> list[str]:
     return [c for c in out if not TIMING.search(c)]
 
 
+@pytest.mark.slow
 def test_the_page_parses_and_is_well_formed(case, regions):
     for _, page, _ in (case, regions):
         assert page.errors == [] and page.stack == []
@@ -148,6 +149,7 @@ def test_the_page_parses_and_is_well_formed(case, regions):
         assert len(page.scripts) == 1  # ours: the table sorting
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["case", "regions"])
 def test_nothing_is_fetched(which, request):
     html, page, _ = request.getfixturevalue(which)
@@ -189,6 +191,7 @@ CASE_COMMANDS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", CASE_COMMANDS, ids=" ".join)
 def test_the_case_study_holds_every_table_the_commands_print(case, command):
     _, page, _ = case
@@ -205,6 +208,7 @@ REGION_COMMANDS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", REGION_COMMANDS, ids=" ".join)
 def test_two_regions_holds_the_per_site_tables(regions, command):
     _, page, _ = regions
@@ -222,6 +226,7 @@ def test_the_headline_numbers_are_the_json_ones(case):
     assert f"${size['best']['cost']['per_hour']:,.2f}" in page.plain
 
 
+@pytest.mark.slow
 def test_provenance_names_the_inputs_and_the_command(case, tmp_path):
     _, page, out = case
     for row in ("scenario file", "model", "GPU H200 datasheet", "GPU H20 efficiency", "prefill 8xH200",
@@ -244,6 +249,7 @@ def test_provenance_names_the_inputs_and_the_command(case, tmp_path):
     assert untimed(again.read_text(encoding="utf-8")) == untimed(first)  # no date, no random id
 
 
+@pytest.mark.slow
 def test_user_strings_are_escaped(tmp_path):
     evil = "<script>alert(1)</script>"
     html, page, _ = _report(tmp_path, "--set", f"name={evil}", "--set", "slo.ttft=8s")
@@ -253,6 +259,7 @@ def test_user_strings_are_escaped(tmp_path):
     assert any(evil in c for c in page.cells)  # shown as text, in the scenario table and the command
 
 
+@pytest.mark.slow
 def test_simulate_adds_the_simulated_section(tmp_path):
     _, page, _ = _report(tmp_path, "--simulate", "--set", "workload.output_tokens=256")
     assert "simulated TTFT at" in page.plain
@@ -309,6 +316,7 @@ def test_help_has_the_example():
     assert "Example: prfaas-plan report -o report.html" in res.stdout
 
 
+@pytest.mark.slow
 def test_a_trace_in_another_format_reaches_the_page_and_its_command(tmp_path):
     out = tmp_path / "r.html"
     trace = "tests/fixtures/traces/burstgpt.csv"

@@ -17,6 +17,8 @@ from typer.testing import CliRunner
 from prfaas_plan.cli import app
 from tests.conftest import ROOT
 
+pytestmark = pytest.mark.slow  # a browser launch
+
 _spec = importlib.util.spec_from_file_location("report_screenshot", ROOT / "scripts" / "report_screenshot.py")
 shot = importlib.util.module_from_spec(_spec)
 sys.modules["report_screenshot"] = shot

@@ -72,6 +72,7 @@ def test_case_study_meets_the_slo_and_costs_no_less():
     assert next(p for p in frontier if p.bound_s == 4.0).plan == plan
 
 
+@pytest.mark.slow
 def test_size_with_the_slo():
     sc = scenario("paper-case-study", "slo.ttft=4s")
     t0 = time.perf_counter()
@@ -82,6 +83,7 @@ def test_size_with_the_slo():
     assert r.best.cost.per_hour >= plain.best.cost.per_hour and plain.ttft_frontier == ()
 
 
+@pytest.mark.slow
 def test_a_tighter_bound_never_costs_less():
     bounds = (3.3, 3.4, 3.5, 3.7, 4.0, 5.0, 8.0)
     sc, lw, best = setup(scenario("paper-case-study", "slo.ttft=8s"), bounds)
@@ -127,6 +129,7 @@ def test_a_loose_bound_returns_the_throughput_plan():
     assert all(p.plan is not None and p.plan.cost.per_hour == best.cost.per_hour for p in frontier)
 
 
+@pytest.mark.slow
 def test_two_sites():
     sc, lw, best = setup(scenario("two-regions", "slo.ttft=5s"))
     plan, ttft, frontier = constrained(sc, lw, best)
@@ -136,6 +139,7 @@ def test_two_sites():
     assert all(p.ttft_s <= p.bound_s for p in frontier if p.plan is not None)
 
 
+@pytest.mark.slow
 def test_baselines_tiers_and_the_demand_curve_meet_the_slo_too():
     """`size` weighs the PrfaaS plan against baselines under the same SLOs: with slo.ttft each
     homogeneous fleet, the naive plan, every link tier's plan and the demand curve are TTFT-bound."""

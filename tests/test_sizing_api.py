@@ -167,6 +167,7 @@ def check_plan(lw: Laws, v: Variant, demand: float, plan: SizedPlan) -> None:
     assert math.isclose(c.per_million_output_tokens, c.per_hour / (out_tokens * 3600) * 1e6, rel_tol=REL)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", list(SETS.values()), ids=list(SETS))
 def test_solve_equals_brute_force_on_two_regions(extra):
     lw = small_laws(extra)

@@ -331,6 +331,7 @@ def problems(draw) -> Problem:
                    egress_per_byte=draw(st.sampled_from([0.0, 1e-10, 2e-11])))
 
 
+@pytest.mark.slow
 @cases(60)
 @given(problems())
 def test_kernel_equals_brute_force_hypothesis(pb: Problem):

@@ -46,6 +46,7 @@ def _rows(path: Path) -> list[dict]:
     return pq.read_table(path).to_pylist()
 
 
+@pytest.mark.slow
 def test_the_issue_example_runs_and_each_row_is_optimize_at_that_point(tmp_path):
     study = _write(tmp_path, SMALL)
     out = tmp_path / "r.parquet"
@@ -69,6 +70,7 @@ def test_the_issue_example_runs_and_each_row_is_optimize_at_that_point(tmp_path)
     assert rows[5]["lambda_max_rps"] == pytest.approx(3.30, abs=0.01)
 
 
+@pytest.mark.slow
 def test_patched_points_equal_full_loads_across_catalog_and_zipped_axes(tmp_path):
     """Model and hardware axes reload; bandwidth and instances patch: every row equals a full load."""
     study = _write(tmp_path, """scenario: paper-case-study
@@ -92,6 +94,7 @@ zip:
             (b["lambda_max_rps"], b["threshold_tokens"], b["n_p"]), sets
 
 
+@pytest.mark.slow
 def test_the_process_pool_and_a_dask_local_cluster_equal_the_serial_run(tmp_path):
     study = _write(tmp_path, """scenario: paper-case-study
 axes:
@@ -112,6 +115,7 @@ axes:
     assert pq.read_table(outs["dask"]).equals(serial)
 
 
+@pytest.mark.slow
 def test_resume_after_a_kill_runs_only_the_missing_points(tmp_path):
     study = _write(tmp_path, """scenario: paper-case-study
 axes:
@@ -191,6 +195,7 @@ def test_sample_cells_are_n_distinct_cells_in_range(space, data):
     assert cells == sample_cells(space, n, seed)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("text", "field"), [
     ("axes: {link.bandwdth: [1Gbps]}", "axes.link.bandwdth: unknown key 'bandwdth'"),
     ("axes: {link.bandwidth: []}", "axes.link.bandwidth: an axis needs at least one value"),
@@ -253,6 +258,7 @@ def test_bad_options_exit_2(tmp_path, args, message):
     ("foo://x", "not a Dask scheduler address: unknown address scheme 'foo'"),
     ("tcp://", "not a Dask scheduler address: missing port number"),
 ])
+@pytest.mark.slow
 def test_an_unreachable_scheduler_exits_2(tmp_path, address, message):
     study = _write(tmp_path, SMALL)
     res = runner.invoke(app, ["study", str(study), "-o", str(tmp_path / "r.parquet"), "--scheduler", address])
@@ -294,6 +300,7 @@ def test_a_zipped_group_may_repeat_a_value_but_not_a_combination(tmp_path):
     assert res.exit_code == 2 and "zip[0]: lists the same combination of values twice" in res.output
 
 
+@pytest.mark.slow
 def test_the_bundled_fleet_study_is_216_points_that_all_plan(tmp_path):
     from tests.conftest import ROOT
 
@@ -328,6 +335,7 @@ def test_the_fleet_studys_readme_frontier_holds_where_it_crosses():
     assert seen == want
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("command", "options", "column"), [
     ("size", "options: {demand: 3rps}", "cost_per_hour"),
     ("latency", "options: {load: 0.7}", "ttft_p90_s"),

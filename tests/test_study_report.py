@@ -116,6 +116,7 @@ class _Tags(HTMLParser):
         self.refs += [v for k, v in attrs if k in ("src", "href") and v]
 
 
+@pytest.mark.slow
 def test_study_report_html_is_self_contained_with_its_figures(results, tmp_path):
     out = tmp_path / "s.html"
     res = runner.invoke(app, ["study-report", str(results), "-o", str(out)])

@@ -108,12 +108,14 @@ BUNDLED = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("ref", "overrides", "log", "expect"), BUNDLED,
                          ids=[f"{r}-{o[0].partition('=')[0]}" for r, o, _, _ in BUNDLED])
 def test_patched_sweeps_are_the_reloaded_ones(monkeypatch, ref, overrides, log, expect):
     _expect(_same(monkeypatch, ref, overrides, log=log), expect)
 
 
+@pytest.mark.slow
 def test_a_trace_is_replayed_once(monkeypatch):
     for overrides, method in ((["link.bandwidth=1Gbps..100Gbps:6"], None),
                               (["workload.output_tokens=64..1024:3"], None),
@@ -121,6 +123,7 @@ def test_a_trace_is_replayed_once(monkeypatch):
         assert _same(monkeypatch, None, overrides, trace=TRACE, method=method) == PATCHED
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("overrides", [
     ["clusters.local.instances=4..0:5"],  # 1 and 0 instances: no decode instance is left
     ["clusters.prfaas.instances=4..0:5"],  # 0: no PrfaaS instance
@@ -224,6 +227,7 @@ KEYS = st.sampled_from(["link.bandwidth", "link.usable_fraction", "link.rtt", "c
                         "decode.t_decode", "workload.output_tokens"])
 
 
+@pytest.mark.slow
 @settings(max_examples=round(30 * float(os.environ.get("PRFAAS_FUZZ_SCALE", "1"))), deadline=None,
           derandomize=bool(os.environ.get("CI")), database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])

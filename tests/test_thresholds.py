@@ -53,6 +53,7 @@ def _cells(table, load):
     return [[es[k] for es in per] for k in idx]
 
 
+@pytest.mark.slow
 def test_case_study_grid_and_patched_once(case, monkeypatch):
     assert list(case.sites) == ["local"] and case.grid == "absolute" and case.loads == (0.5, 1.0, 1.2)
     es = case.sites["local"]
@@ -67,6 +68,7 @@ def test_case_study_grid_and_patched_once(case, monkeypatch):
     assert len(calls) == 1  # loaded once, each bandwidth a patch of that spec
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("table", ["case", "two"])
 def test_at_load_one_and_above_the_entry_is_optimizes_plan(table, request):
     t = request.getfixturevalue(table)
@@ -84,6 +86,7 @@ def test_at_load_one_and_above_the_entry_is_optimizes_plan(table, request):
                 assert e.rate_rps == pytest.approx(load * e.lambda_max_rps, rel=1e-15)
 
 
+@pytest.mark.slow
 def test_below_capacity_the_entry_is_the_brute_force_minimum(case):
     for (e,) in _cells(case, 0.5):
         sc = _at(None, [e])
@@ -134,6 +137,7 @@ def test_two_regions_scales_every_link(two):
     assert p["links"]["region-a"]["nominal_gbps"] == 100.0
 
 
+@pytest.mark.slow
 def test_the_default_grid_follows_the_form():
     one = th.thresholds(None, CAT, loads="1")
     assert one.grid == "absolute" and one.bandwidth_texts[:2] == ("1Gbps", "1.931Gbps") and len(one.scales) == 8
@@ -143,6 +147,7 @@ def test_the_default_grid_follows_the_form():
     assert [lk.bandwidths_bytes_per_s[0] for lk in several.links] == [1.25e9, 0.25e9]  # 10 and 2 Gbps
 
 
+@pytest.mark.slow
 def test_cli_json_csv_and_output(tmp_path: Path):
     res = runner.invoke(app, ["thresholds", "--bandwidths", "100Gbps", "--loads", "0.5,1", "-f", "json"])
     assert res.exit_code == 0, res.output
@@ -170,6 +175,7 @@ def test_cli_json_csv_and_output(tmp_path: Path):
     assert max(len(line) for line in res.stdout.splitlines()) <= 120  # 12 load columns: split to fit
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("args", "option"), [
     (["--loads", "0"], "--loads"), (["--loads", "1.6"], "--loads"), (["--loads", ""], "--loads"),
     (["--loads", "0.5,0.5"], "--loads"), (["--loads", "-0.2..1:3"], "--loads"),

@@ -182,6 +182,7 @@ def test_burstgpt_model_filter_and_failures():
     assert res.exit_code == 2 and "the models present are ChatGPT, GPT-4" in res.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("h", [0.0, 0.3, 0.5, 0.9])
 def test_assumed_hit_rate(h):
     f = str(TRACES / "azure_conv_2024.csv")

@@ -186,6 +186,7 @@ def traces(draw):
                                block_tokens=block), hashes
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(traces(), st.lists(st.integers(0, 16), min_size=1, max_size=5))
 def test_sized_hit_rate_is_below_unbounded_and_rises_with_size(case, sizes) -> None:
@@ -285,6 +286,7 @@ def test_bad_input_is_one_line_exit_2(args: list[str], names: list[str]) -> None
         assert name in lines[0], lines[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("suffix", [".png", ".svg"])
 def test_figure_is_written(tmp_path: Path, suffix: str) -> None:
     out = tmp_path / f"fig{suffix}"

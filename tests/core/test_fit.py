@@ -50,6 +50,7 @@ def test_the_fit_recovers_the_parameters_that_made_the_times():
         assert getattr(f.efficiency, n) == pytest.approx(getattr(TRUE, n), rel=1e-3), n
 
 
+@pytest.mark.slow
 def test_leaving_a_source_out_predicts_it_from_the_others():
     pts = _synthetic()
     names = ("compute", "moe", "gemm_half_tokens", "peak_exponent", "prefill_overhead_s")

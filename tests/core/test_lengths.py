@@ -302,6 +302,7 @@ def distributions(draw):
     return Empirical(values=values, weights=weights)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(dist=distributions(), u=st.lists(st.floats(0.0, 1.0), min_size=2, max_size=12))
 def test_threshold_invariants(dist, u):

@@ -44,6 +44,7 @@ SCENARIOS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", [Method.PAPER, Method.EXACT])
 @pytest.mark.parametrize("case", range(len(SCENARIOS)))
 def test_search_matches_brute_force(case, method):

@@ -109,6 +109,7 @@ def _same(a, b):
     assert repr(a) == repr(b)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=cases())
 def test_chunked_search_is_the_whole_grid_search(case):

@@ -22,6 +22,7 @@ def test_every_case_is_recorded():
     assert sorted(REFERENCE) == sorted(CASES)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_per_request_results_are_identical(name: str) -> None:
     want, got = REFERENCE[name], digest(run_case(name))

@@ -97,6 +97,7 @@ def case():
     return sc, systems(sc)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["prfaas", "homogeneous", "naive_heterogeneous"])
 @pytest.mark.parametrize("records", [False, True])
 def test_case_study_systems(case, name, records):
@@ -131,6 +132,7 @@ def test_plain_is_what_the_reference_needs(case):
                                                                                   period_s=5.0)))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("overrides", [("link.rtt=40ms", "link.handoff=15ms"), ("layerwise_pipelining=false",),
                                        ("link.bandwidth=2Gbps",), ("workload.arrival=gamma",
                                                                   "workload.arrival_cv=3")])
@@ -140,6 +142,7 @@ def test_case_study_variants(overrides):
         assert_same(sc, c, rate_rps=0.85 * c.capacity_rps, n_requests=4000, seed=3)
 
 
+@pytest.mark.slow
 def test_duration_and_undrained(case):
     sc, cfg = case
     for c in cfg.values():
@@ -157,6 +160,7 @@ def test_trace_both_cache_modes(mode):
         assert got["requests"] == 300
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(n_prfaas=st.integers(0, 5), n_p=st.integers(0, 5), n_d=st.integers(1, 4), bs_max=st.integers(1, 8),
        thr=st.one_of(st.none(), st.floats(0, 60_000)), gbps=st.floats(0.5, 400), rtt=st.sampled_from([0.0, 0.02]),
@@ -175,6 +179,7 @@ def _const(v: float):
     return lambda x: np.full(np.shape(x), v, dtype=np.float64)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("gap", [0.5, 1.0, 2.0])
 @pytest.mark.parametrize("rtt", [0.0, 1.0])
 def test_ties_on_a_dyadic_clock(case, gap, rtt):
@@ -193,6 +198,7 @@ def test_ties_on_a_dyadic_clock(case, gap, rtt):
         assert got["ttft"][1] > 0
 
 
+@pytest.mark.slow
 def test_memory_stays_flat(case):
     """Only requests in flight and one batch of the source are alive: the fast path's peak does not
     grow with the run (a batch held across the next draw was 2.6 MiB more at 50,000 requests)."""

@@ -89,6 +89,7 @@ def test_the_table_policy_routes_by_the_current_row(case):
     assert r.runs[0].attainment is not None and 0 <= r.runs[0].attainment <= 1
 
 
+@pytest.mark.slow
 def test_replay_cli(tmp_path):
     import json
 

@@ -322,6 +322,7 @@ def test_cli_json_has_the_keys():
     assert d["sim"]["events"] > 0 and math.isfinite(d["sim"]["requests_per_cpu_s"])
 
 
+@pytest.mark.slow
 def test_cli_table_csv_plot_and_records(tmp_path):
     res = runner.invoke(app, ["simulate", "--requests", "500", "--load", "0.5"])
     assert res.exit_code == 0, res.stderr

@@ -63,6 +63,7 @@ def _script(use_timers: bool, seed: int, n_timers: int, *, steps: int = 3000, ch
     return log, engine.events_processed, engine.now
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n_timers", [1, 2, 3])
 @pytest.mark.parametrize("seed", range(6))
 def test_timers_run_callbacks_as_cancel_and_reschedule_would(seed: int, n_timers: int) -> None:

@@ -96,6 +96,7 @@ def twin(case, config) -> TopologySystem:
     return _topology((_site(case, "a", 0.5, c2), _site(case, "b", 0.5, c2)), 2 * config.capacity_rps)
 
 
+@pytest.mark.slow
 @pytest.mark.validation
 def test_twin_sites_saturate_at_twice_the_case_study(case, config, twin):
     sat = saturation_topology(case, twin, np.random.default_rng(3), 200_000)

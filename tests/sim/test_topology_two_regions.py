@@ -19,6 +19,7 @@ def two_regions():
     return sc, topology_systems(sc, which=("prfaas",))["prfaas"]
 
 
+@pytest.mark.slow
 @pytest.mark.validation
 def test_saturates_within_one_percent_of_the_exact_lambda_max(two_regions) -> None:
     sc, system = two_regions
