@@ -285,7 +285,7 @@ def test_prefill_ordering_at_32k_h100_h200_b200():
 def test_scaled_profile_is_the_measurement_times_the_analytic_ratio():
     m = load_model("internal-1t")
     h100, h200 = (InstanceSpec(gpu=load_gpu(n, stack="paper-table3"), gpus=8) for n in ("H100", "H200"))
-    t = prefill_timer(m, h100, gpu_of=gpu_lookup())
+    t = prefill_timer(m, h100, gpu_of=gpu_lookup(Catalog.default()))
     assert t.source == Source.SCALED
     assert t.detail.startswith("PrfaaS paper Table 5, measured on 8xH200 (SGLang), scaled by the analytic ratio "
                                f"T(8xH100) / T(8xH200) (H100 efficiency: {INHERITED})")
@@ -296,7 +296,7 @@ def test_scaled_profile_is_the_measurement_times_the_analytic_ratio():
     # without a GPU lookup nothing is transferred; --source measured never scales
     assert prefill_timer(m, h100).source == Source.ANALYTIC
     with pytest.raises(Exception, match="no measured profile"):
-        prefill_timer(m, h100, source="measured", gpu_of=gpu_lookup())
+        prefill_timer(m, h100, source="measured", gpu_of=gpu_lookup(Catalog.default()))
 
 
 def test_scaled_profile_keeps_the_ordering_against_the_measurement():
@@ -308,7 +308,7 @@ def test_scaled_profile_keeps_the_ordering_against_the_measurement():
     for g in catalog_gpus():
         if g.name == "H200":
             continue
-        t = prefill_timer(m, InstanceSpec(gpu=g, gpus=8), gpu_of=gpu_lookup())
+        t = prefill_timer(m, InstanceSpec(gpu=g, gpus=8), gpu_of=gpu_lookup(Catalog.default()))
         assert t.source == Source.SCALED
         if dominates(g, h200.gpu):
             assert np.all(t(lengths) <= measured(lengths) * (1 + 1e-12)), g.name

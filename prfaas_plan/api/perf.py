@@ -27,13 +27,15 @@ HOLD_KEYS = {"compute": ("compute", 1.0), "low_precision": ("low_precision", 1.0
 def gpu_lookup(catalog: Catalog | None = None, known: Sequence[GpuSpec] = (),
                stack: StackSpec | None = None) -> Callable[[str], GpuSpec | None]:
     """Hardware name -> spec for transferring a measured profile (``core.timing``): the GPUs in
-    ``known`` first, then the catalog (the default one when none is given) with ``stack``; None when unknown."""
+    ``known`` first, then ``catalog`` (none: ``known`` only) with ``stack``; None when unknown."""
     def find(name: str) -> GpuSpec | None:
         for gpu in known:
             if gpu.name.lower() == name.lower():
                 return gpu
+        if catalog is None:
+            return None
         try:
-            return load_gpu(name, catalog or Catalog.default(), stack)
+            return load_gpu(name, catalog, stack)
         except SpecError:
             return None
 

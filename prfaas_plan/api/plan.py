@@ -79,7 +79,7 @@ def decode_rate(sc: ScenarioSpec, instance: InstanceSpec) -> tuple[float, dict[s
 
 def timing(sc: ScenarioSpec, local: InstanceSpec | None = None) -> Timing:
     local = local or sc.local.instance
-    gpu_of = gpu_lookup(known=[c.instance.gpu for c in (sc.prfaas, sc.local, sc.homogeneous) if c])
+    gpu_of = gpu_lookup(known=[*(c.instance.gpu for c in (sc.prfaas, sc.local, sc.homogeneous) if c), *sc.profile_gpus])
     tp = scaled(prefill_timer(sc.model, sc.prfaas.instance, gpu_of=gpu_of), sc.time_scale[0])
     tl = scaled(prefill_timer(sc.model, local, gpu_of=gpu_of), sc.time_scale[0])
     f = kv.footprint(sc.model)

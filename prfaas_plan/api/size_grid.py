@@ -84,7 +84,7 @@ def laws(sc: ScenarioSpec, spec: SizingSpec) -> Laws:
     kinds: dict[str, Option] = {}
     for o in (*spec.prfaas.options, *spec.local.options):
         kinds.setdefault(o.name, o)
-    known = [o.instance.gpu for o in kinds.values()] + [c.instance.gpu for c in (sc.prfaas, sc.local)]
+    known = [*(o.instance.gpu for o in kinds.values()), sc.prfaas.instance.gpu, sc.local.instance.gpu, *sc.profile_gpus]
     gpu_of = gpu_lookup(known=known)
     timers = {name: scaled(prefill_timer(sc.model, o.instance, gpu_of=gpu_of), sc.time_scale[0])
               for name, o in kinds.items()}

@@ -72,7 +72,8 @@ class _Search:
         self.v = v or Variant(kind=PRFAAS, prefill=spec.prfaas.options, local=spec.local.options, columns=ALL,
                               tiers=tuple(range(len(spec.tiers))), max_prfaas=spec.prfaas.max_instances,
                               max_local=spec.local.max_instances)
-        gpu_of = gpu_lookup(known=[o.instance.gpu for o in (*laws.kinds.values(), sc.prfaas, sc.local)])
+        known = [o.instance.gpu for o in (*laws.kinds.values(), sc.prfaas, sc.local)]
+        gpu_of = gpu_lookup(known=[*known, *sc.profile_gpus])
         self.timer = {n: prefill_timer(sc.model, o.instance, gpu_of=gpu_of) for n, o in laws.kinds.items()}
         engine = kv.footprint(sc.model).s_kv
         self.s_kv = {n: t.kv_bytes if t.kv_bytes is not None else engine for n, t in self.timer.items()}

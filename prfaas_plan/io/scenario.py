@@ -259,6 +259,19 @@ def _gpu_loader(stack_ref: str | None, catalog: Catalog, placed: Placed, field_p
     return lambda ref, cat: load_gpu(ref, cat, stack)
 
 
+def _profile_gpus(model: Any, gpu: Any, catalog: Catalog) -> tuple[Any, ...]:
+    """The catalog's spec of each GPU a measured profile of ``model`` names; one the catalog lacks is
+    left out (its profile then transfers to no other instance, as before)."""
+    found: dict[str, Any] = {}
+    for p in model.profiles:
+        if p.hardware.lower() not in found:
+            try:
+                found[p.hardware.lower()] = gpu(p.hardware, catalog)
+            except SpecError:
+                continue
+    return tuple(found.values())
+
+
 def _cluster(c: Cluster, catalog: Catalog, placed: Placed, field_path: str, stack: Any) -> ClusterSpec:
     if c.stack is not None:
         stack = _gpu_loader(c.stack, catalog, placed, f"{field_path}.stack")
@@ -349,6 +362,7 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | Non
         keep = tuple(p for p in model.profiles
                      if not any(e.hardware.lower() == p.hardware.lower() and e.gpus == p.gpus for e in extra))
         model = replace(model, profiles=extra + keep)
+    profile_gpus = _profile_gpus(model, gpu, catalog)
     check_form(sc, placed)
     if sc.baselines.homogeneous is not None and sc.baselines.homogeneous.instances < 2:
         raise SpecError(f"homogeneous PD needs at least 2 instances, got {sc.baselines.homogeneous.instances}",
@@ -426,6 +440,7 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | Non
         cache_mode=sc.cache_mode,
         control=_control(sc.control),
         path=source,
+        profile_gpus=profile_gpus,
         sizing=None if sc.sizing is None else sizing_spec(
             sc.sizing, lambda name, at: named(gpu, name, catalog, placed, at), placed, _prices(sc)),
     )

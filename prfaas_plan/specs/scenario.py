@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from prfaas_plan.specs.hardware import GpuSpec
 from prfaas_plan.specs.model import ModelSpec
 from prfaas_plan.specs.sizing import SizingSpec
 from prfaas_plan.specs.system import ControlConfig
@@ -63,6 +64,9 @@ class ScenarioSpec:
     # modelled prefill times and decode steps times these factors (the P10-P90 ends of
     # ``api.interval``); measured profiles and a pinned decode are never scaled
     time_scale: tuple[float, float] = (1.0, 1.0)
+    # the GPUs the model's measured profiles were taken on, read from the scenario's own catalog:
+    # transferring a profile to another instance never reads a different catalog (core.timers)
+    profile_gpus: tuple[GpuSpec, ...] = ()
 
     @property
     def multi_site(self) -> bool:
