@@ -15,6 +15,7 @@ long queue while a PD-P instance is idle, one prefill instance becomes a decode 
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -195,17 +196,16 @@ class TraceSource:
             raise SpecError(f"all {len(t):,} requests arrive at one instant: no time span to replay"
                             + ("" if rate_rps is None else f" at {rate_rps:g} req/s"),
                             source=str(file) if file else None, field="timestamp")
-        if rate_rps is not None:
-            t = t * (native / rate_rps)
-        if duration_s is not None:
-            keep = int(np.searchsorted(t, duration_s, side="left"))
-        else:
-            if n_requests is not None and n_requests > len(t):
-                raise SpecError(f"the trace holds {len(t):,} requests, got {n_requests:,} (--requests N replays "
-                                "its first N)", field="--requests")
-            keep = len(t) if n_requests is None else int(n_requests)
-        keep = max(keep, 1)
-        self.rate_rps = float(rate_rps if rate_rps is not None else native)  # type: ignore[arg-type]
+        keep = _window(t, rate_rps, n_requests, duration_s)
+        span = float(t[keep - 1])
+        if keep > 1 and not span > 0:
+            raise SpecError(f"the first {keep:,} requests of the trace all arrive at one instant: no time span to "
+                            "replay; replay more of them (--requests, --duration)", field="--requests")
+        # the replayed window's own rate, (n - 1) / span: the rate the run says is the records' rate
+        window_rate = (keep - 1) / span if keep > 1 else native
+        if rate_rps is not None and keep > 1:
+            t = t * (window_rate / rate_rps)
+        self.rate_rps = float(rate_rps if rate_rps is not None else window_rate)  # type: ignore[arg-type]
         self._order = order[:keep].tolist()
         self._times = t[:keep].tolist()
         self.horizon_s = float(t[keep - 1]) if keep > 1 else 1.0
@@ -284,6 +284,23 @@ def _cache_blocks(sc: Any, block_tokens: int) -> int | None:
     from prfaas_plan.core.trace import blocks_for_capacity
 
     return blocks_for_capacity(gib * units.GIB, kv.footprint(sc.model).kv_bytes_per_token, block_tokens)
+
+
+def _window(t: np.ndarray, rate_rps: float | None, n_requests: int | None, duration_s: float | None) -> int:
+    """How many of the sorted arrivals ``t`` (seconds from the first) a replay plays: the first
+    ``n_requests``; or those before ``duration_s``, in the replay's time: at ``rate_rps`` the window
+    holding the first n requests spans (n - 1) / rate, so n = ceil(rate x duration); else the whole trace."""
+    if duration_s is not None:
+        if rate_rps is None:
+            keep = int(np.searchsorted(t, duration_s, side="left"))
+        else:
+            keep = min(len(t), math.ceil(rate_rps * duration_s))
+    else:
+        if n_requests is not None and n_requests > len(t):
+            raise SpecError(f"the trace holds {len(t):,} requests, got {n_requests:,} (--requests N replays "
+                            "its first N)", field="--requests")
+        keep = len(t) if n_requests is None else int(n_requests)
+    return max(keep, 1)
 
 
 def make_source(sc: Any, system: Any, rng: np.random.Generator, *, rate_rps: float | None,

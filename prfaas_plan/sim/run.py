@@ -4,7 +4,8 @@ Model (DESIGN.md "Latency"; PAPER.md sections 2-4):
 
 - Requests: parametric lengths ``sc.workload.lengths.sample`` (uncached) with fixed output
   length, Poisson or Gamma-renewal arrivals at ``rate_rps``; or a trace replayed request by
-  request (timestamps scaled to ``rate_rps`` when given, per-request output lengths).
+  request (timestamps scaled so that the replayed window, its first arrival to its last,
+  arrives at ``rate_rps`` when given; per-request output lengths).
 - Routing (threshold rule): uncached length l > t goes to the PrfaaS pool, else to the local
   PD-P pool. Each pool is N FIFO instances; service T_prefill(l) of the pool's instance type.
 - Link: offloaded requests ship ``kv_bytes(l)`` bytes over one processor-sharing link at the

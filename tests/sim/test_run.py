@@ -266,6 +266,31 @@ def test_trace_time_scaled_to_the_rate(mooncake):
     assert res.throughput_rps == pytest.approx(6.0, rel=0.15)
 
 
+@pytest.mark.parametrize("trace", ["mooncake_synthetic_trace.jsonl", "mooncake_conversation.jsonl",
+                                   "azure_code_2023.csv", "azure_conv_2024.csv"])
+@pytest.mark.parametrize("window", [["--requests", "150"], ["--duration", "40"], []])
+def test_the_records_arrive_at_the_rate_the_run_prints(tmp_path, trace, window):
+    """The time scale is the replayed window's: its first arrival to its last is (n - 1) / rate (once
+    it was the whole trace's, and the first 3,000 Mooncake requests arrived at 2.680 req/s for 3)."""
+    import csv
+
+    records = tmp_path / "records.csv"
+    r = CliRunner().invoke(app, ["simulate", "--trace", str(FIXTURES / "traces" / trace), "--rate", "3", *window,
+                                 "--records", str(records), "--format", "json"])
+    assert r.exit_code == 0, r.stdout
+    assert json.loads(r.stdout)["rate_rps"] == 3.0
+    arrivals: dict[str, list[float]] = {}
+    for row in csv.DictReader(records.open()):
+        arrivals.setdefault(row["system"], []).append(float(row["arrived_at"]))
+    for system, a in arrivals.items():
+        n = len(a)
+        assert (n - 1) / (max(a) - min(a)) == pytest.approx(3.0, rel=0.01), system
+        if window[:1] == ["--requests"]:
+            assert n == 150
+        elif window[:1] == ["--duration"]:
+            assert n == 120 and max(a) < 40.0  # ceil(3 req/s x 40 s), the last one before 40 s
+
+
 # ---------------------------------------------------------------- reproducibility and API
 
 
