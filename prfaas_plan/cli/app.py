@@ -49,7 +49,24 @@ app = typer.Typer(
     name="prfaas-plan",
     help="Capacity planner for prefill/decode disaggregation across datacenters (PrfaaS).",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # typer's --install-completion / --show-completion (bash, zsh, fish, PowerShell)
     pretty_exceptions_show_locals=False,
     rich_markup_mode=None,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"prfaas-plan {version('prfaas-plan')}")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            typer.echo("prfaas-plan (not installed: no version recorded)")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True,
+                                         callback=_version)) -> None:
+    """Capacity planner for prefill/decode disaggregation across datacenters (PrfaaS)."""

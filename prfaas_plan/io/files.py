@@ -85,7 +85,21 @@ def read_text(path: Path, encoding: str = "utf-8", *, source: str | None = None)
                         source=where, field=f"line {line} column {column}") from None
     if not text.strip():
         raise SpecError("the file is empty", source=where)
+    if text.startswith(LFS_POINTER):
+        raise SpecError(lfs_pointer_message(text), source=where)
     return text
+
+
+# the first line of a Git LFS pointer file (https://github.com/git-lfs/git-lfs/blob/main/docs/spec.md)
+LFS_POINTER = "version https://git-lfs.github.com/spec/v1"
+
+
+def lfs_pointer_message(text: str) -> str:
+    """What to do about a Git LFS pointer given where the file's content was expected."""
+    size = next((line.split(None, 1)[1].strip() for line in text.splitlines()[1:4] if line.startswith("size ")), "")
+    what = f" of a {int(size):,}-byte file" if size.isdigit() else ""
+    return (f"a Git LFS pointer{what}, not the file itself: run `git lfs pull` in its repository (or download the "
+            "file from the repository's web page) and give that file")
 
 
 def check_output(path: Path, option: str, *, image: bool = False) -> Path:
