@@ -99,5 +99,7 @@ def simulate(
 def _write_records(run: Any, path: Path) -> None:
     from prfaas_plan.report.render import to_csv
 
-    rows = [{"system": name} | rec for name, res in run.results.items() for rec in (res.records or [])]
+    # every time column in seconds says so in its name (arrived_at_s ... completed_at_s, ttft_s)
+    rows = [{"system": name} | {(k + "_s" if k.endswith("_at") else k): v for k, v in rec.items()}
+            for name, res in run.results.items() for rec in (res.records or [])]
     write_text(path, to_csv(rows), "--records")

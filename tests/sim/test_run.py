@@ -279,9 +279,13 @@ def test_the_records_arrive_at_the_rate_the_run_prints(tmp_path, trace, window):
                                  "--records", str(records), "--format", "json"])
     assert r.exit_code == 0, r.stdout
     assert json.loads(r.stdout)["rate_rps"] == 3.0
+    header = records.read_text().splitlines()[0].split(",")
+    assert header == ["system", "i", "arrived_at_s", "path", "uncached_tokens", "prefill_started_at_s",
+                      "prefill_completed_at_s", "kv_transfer_completed_at_s", "decode_started_at_s", "completed_at_s",
+                      "ttft_s", "measured"]
     arrivals: dict[str, list[float]] = {}
     for row in csv.DictReader(records.open()):
-        arrivals.setdefault(row["system"], []).append(float(row["arrived_at"]))
+        arrivals.setdefault(row["system"], []).append(float(row["arrived_at_s"]))
     for system, a in arrivals.items():
         n = len(a)
         assert (n - 1) / (max(a) - min(a)) == pytest.approx(3.0, rel=0.01), system
@@ -359,7 +363,7 @@ def test_cli_table_csv_plot_and_records(tmp_path):
     assert res.exit_code == 0, res.stderr
     assert png.stat().st_size > 10_000
     lines = csv.read_text().splitlines()
-    assert lines[0].startswith("system,i,arrived_at,path,uncached_tokens,prefill_started_at")
+    assert lines[0].startswith("system,i,arrived_at_s,path,uncached_tokens,prefill_started_at_s")
     assert len(lines) == 1 + 3 * 300
 
 
