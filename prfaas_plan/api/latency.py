@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, systems
@@ -61,13 +61,37 @@ def offload_share(dist: Any, t: float | None) -> float:
 
 def paths_of(sc: ScenarioSpec, c: SystemConfig, rate_rps: float, *, nodes: int = 2000,
              pool: lat.SharedPool | None = None) -> SitePaths:
-    """Each path's TTFT law; ``pool``: the PrfaaS path queues in a pool shared with other sites."""
+    """Each path's TTFT law; ``pool``: the PrfaaS path queues in a pool shared with other sites.
+
+    A trace's workload whose rate varies over time (``core.arrivals``) is piecewise-stationary:
+    each window group at ``rate_rps`` x its factor, its paths weighted by its share of requests;
+    a stage's utilisation is the request-weighted mean with the busiest window's as its peak (a
+    stage over capacity in any window is unstable). Not with a shared pool (a topology's prefill
+    service): its wait is the merged stream's at the mean rate."""
+    profile = sc.workload.rate_profile
+    if profile is None or pool is not None:
+        scv = sc.workload.arrival_cv**2 if sc.workload.arrival == "gamma" else 1.0
+        return _paths_at(sc, c, rate_rps, nodes=nodes, pool=pool, scv=scv)
+    if profile.stationary:
+        return _paths_at(sc, c, rate_rps, nodes=nodes, pool=None, scv=profile.arrival_scv)
+    windows = zip(profile.factors, profile.weights, strict=True)
+    parts = [(w, _paths_at(sc, c, rate_rps * f, nodes=nodes, pool=None, scv=profile.arrival_scv)) for f, w in windows]
+    paths = [replace(path, share=path.share * w) for w, sp in parts for path in sp.paths]
+    stages = [lat.Stage(name=st.name, utilization=sum(w * sp.stages[k].utilization for w, sp in parts),
+                        peak_utilization=max(sp.stages[k].utilization for _, sp in parts))
+              for k, st in enumerate(parts[0][1].stages)]
+    return SitePaths(p=parts[0][1].p, paths=paths, stages=stages,
+                     link_rho=sum(w * sp.link_rho for w, sp in parts))
+
+
+def _paths_at(sc: ScenarioSpec, c: SystemConfig, rate_rps: float, *, nodes: int,
+              pool: lat.SharedPool | None, scv: float) -> SitePaths:
+    """Each path's TTFT law for a stationary stream at ``rate_rps`` whose gaps have SCV ``scv``."""
     dist = sc.workload.lengths
     t = c.threshold_tokens
     p = offload_share(dist, t)
     hold = c.output_tokens * c.t_decode_s
     admission, decode_rho = lat.decode_admission(rate_rps, c.n_d * c.bs_max, hold)
-    scv = sc.workload.arrival_cv**2 if sc.workload.arrival == "gamma" else 1.0
     paths: list[lat.PathLatency] = []
     link_rho = 0.0
     if p > 0 and c.t_prfaas is not None:
@@ -94,12 +118,24 @@ def system_latency(sc: ScenarioSpec, c: SystemConfig, rate_rps: float, *, nodes:
     return timing_of(c, rate_rps, paths_of(sc, c, rate_rps, nodes=nodes))
 
 
-def _path(p: lat.PathLatency) -> PathTiming:
-    q = p.ttft_quantiles_s
-    return PathTiming(name=p.name, share=p.share, rate_rps=p.rate_rps, ttft_mean_s=p.ttft_mean_s,
-                      ttft_p50_s=q[0.5], ttft_p90_s=q[0.9], ttft_p99_s=q[0.99], wait_mean_s=p.wait_mean_s,
-                      prefill_mean_s=p.prefill_mean_s, transfer_mean_s=p.transfer_mean_s,
-                      admission_mean_s=p.admission_mean_s, zero_load_ttft_mean_s=p.zero_load_ttft_mean_s)
+def _path(ps: list[lat.PathLatency]) -> PathTiming:
+    """One path's timing from its laws (one per window of a trace's rate profile, else one):
+    shares and rates summed, means weighted by share, quantiles of the mixture."""
+    share = sum(p.share for p in ps)
+    q = ps[0].ttft_quantiles_s if len(ps) == 1 else lat.overall([replace(p, share=p.share / share) for p in ps])[1]
+
+    def avg(field: str) -> float:
+        return sum(p.share * getattr(p, field) for p in ps) / share if share > 0 else getattr(ps[0], field)
+    return PathTiming(name=ps[0].name, share=share, rate_rps=sum(p.rate_rps * p.share for p in ps) / share
+                      if share > 0 else ps[0].rate_rps, ttft_mean_s=avg("ttft_mean_s"),
+                      ttft_p50_s=q[0.5], ttft_p90_s=q[0.9], ttft_p99_s=q[0.99], wait_mean_s=avg("wait_mean_s"),
+                      prefill_mean_s=avg("prefill_mean_s"), transfer_mean_s=avg("transfer_mean_s"),
+                      admission_mean_s=avg("admission_mean_s"), zero_load_ttft_mean_s=avg("zero_load_ttft_mean_s"))
+
+
+def _by_path(paths: list[lat.PathLatency]) -> tuple[PathTiming, ...]:
+    names = list(dict.fromkeys(p.name for p in paths))
+    return tuple(_path([p for p in paths if p.name == n]) for n in names)
 
 
 def timing_of(c: SystemConfig, rate_rps: float, sp: SitePaths) -> SystemTiming:
@@ -119,7 +155,7 @@ def timing_of(c: SystemConfig, rate_rps: float, sp: SitePaths) -> SystemTiming:
         unstable_stages=tuple(unstable), tpot_s=c.t_decode_s, p_offload=sp.p,
         zero_load_ttft_mean_s=sum(path.share * path.zero_load_ttft_mean_s for path in sp.paths),
         ttft_mean_s=mean, ttft_p50_s=quantiles[0.5], ttft_p90_s=quantiles[0.9], ttft_p99_s=quantiles[0.99],
-        paths=tuple(_path(p) for p in sp.paths) if not unstable else (), link_utilization=sp.link_rho)
+        paths=_by_path(sp.paths) if not unstable else (), link_utilization=sp.link_rho)
 
 
 def latency(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | None = None,
@@ -129,3 +165,4 @@ def latency(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | No
     per = {name: system_latency(sc, c, rate) for name, c in configs.items()}
     return LatencyResult(scenario=sc.name, model=sc.model.name, rate_rps=rate, load=load_f,
                          head=PRFAAS if PRFAAS in per else next(iter(per)), systems=per)
+

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
@@ -15,6 +15,7 @@ from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, systems
 from prfaas_plan.errors import SpecError
 from prfaas_plan.sim.result import SimulateRun, SystemRun
 from prfaas_plan.sim.run import SimResult, simulate
+from prfaas_plan.specs.results import TRACE_CHECK_RTOL, LatencyResult, TraceCheck
 from prfaas_plan.specs.run import RunArgs, check, check_size
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.system import ControlConfig, SystemConfig
@@ -147,3 +148,23 @@ def simulate_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: f
     """
     return run_systems(sc, rate_rps=rate_rps, load=load, n_requests=n_requests, duration_s=duration_s,
                        seed=seed, records=records, which=which, control=control).payload
+
+
+def trace_check(sc: ScenarioSpec, r: LatencyResult) -> LatencyResult:
+    """`latency` on a trace: its arrivals are what they are, bursts included, so the whole trace is
+    replayed through the simulator at ``r``'s rate, and each system's analytic P90 is held against
+    the replay's (``TraceCheck``). ``r`` unchanged without a trace (or one with no time span)."""
+    profile = sc.workload.rate_profile
+    if sc.workload.trace is None or profile is None:
+        return r
+    run = run_systems(sc, rate_rps=r.rate_rps, which=tuple(r.systems))
+    simulated, holds = {}, {}
+    for name, res in run.results.items():
+        mean, p90 = res.ttft.mean, res.ttft.quantile(0.9)
+        if mean is None or p90 is None:
+            continue
+        simulated[name] = (mean, p90)
+        a = r.systems[name].ttft_p90_s
+        holds[name] = a is not None and abs(a / p90 - 1.0) <= TRACE_CHECK_RTOL
+    return replace(r, trace_check=TraceCheck(requests=len(sc.workload.trace), peak_to_mean=profile.peak_to_mean,
+                                             arrival_scv=profile.arrival_scv, simulated=simulated, holds=holds))

@@ -54,7 +54,8 @@ def latency(
         tr = topology_systems.latency(sc, rate_rps=rate, load=load)
         emit_topology_latency(fmt, tr, topology_latency_json(tr))
         return
+    from prfaas_plan.api.sim import trace_check
     from prfaas_plan.report.latency_json import latency_json
 
-    r = api_latency.latency(sc, rate_rps=rate, load=load)
+    r = trace_check(sc, api_latency.latency(sc, rate_rps=rate, load=load))
     views_latency.emit_latency(fmt, r, latency_json(r))

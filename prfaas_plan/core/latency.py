@@ -49,13 +49,19 @@ class Nodes:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Stage:
+    """A stage's utilisation; over a trace's windows (``core.arrivals``) the request-weighted mean,
+    with the busiest window's in ``peak_utilization``."""
+
     name: str
     utilization: float
+    peak_utilization: float | None = None
 
     @property
     def stable(self) -> bool:
-        """Utilisation below 1 - ``AT_CAPACITY_RTOL``: at capacity, within round-off, is unstable."""
-        return self.utilization < 1.0 - AT_CAPACITY_RTOL
+        """Utilisation below 1 - ``AT_CAPACITY_RTOL`` (in every window): at capacity, within
+        round-off, is unstable."""
+        peak = self.utilization if self.peak_utilization is None else self.peak_utilization
+        return peak < 1.0 - AT_CAPACITY_RTOL
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -305,6 +305,8 @@ def beyond_context(model: Any, output_tokens: float) -> bool:
 
 def workload_spec(wl: Workload, path: Path, model: Any, placed: Placed, at: str = "workload") -> WorkloadSpec:
     """The workload at ``at`` (``workload`` or a site's): lengths, output, arrivals, any trace."""
+    from prfaas_plan.core.arrivals import rate_profile
+
     where = placed.place
     # a file named by an option is relative to the working folder, one in the scenario to its folder
     base = Path.cwd() if placed.option_of(f"{at}.input.file") else path.parent
@@ -330,6 +332,7 @@ def workload_spec(wl: Workload, path: Path, model: Any, placed: Placed, at: str 
         input_total_mean=float(trace.input_tokens.mean()) if trace is not None else float(lengths.mean),
         prefix_hit_rate=None if replay is None else float(replay.hit_rate), hit_rate_source=hit_source, trace=trace,
         trace_cached_tokens=None if replay is None else replay.cached_tokens,
+        rate_profile=None if trace is None else rate_profile(trace.arrival_s),
         arrival=wl.arrival, arrival_cv=wl.arrival_cv, rate_rps=wl.rate_rps,
         description=_description(wl.input, tf),
     )

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from prfaas_plan.specs.results import LatencyResult, SystemTiming, TopologyLatencyResult, TopologyTiming
+from prfaas_plan.specs.results import (
+    TRACE_CHECK_RTOL,
+    LatencyResult,
+    SystemTiming,
+    TopologyLatencyResult,
+    TopologyTiming,
+    TraceCheck,
+)
 
 REFERENCE = "smallest exact-method Lambda_max among the systems"
 TTFT_KEYS = ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s")
@@ -36,7 +43,15 @@ def latency_json(r: LatencyResult) -> dict[str, Any]:
     head = per[r.head]
     return {"scenario": r.scenario, "model": r.model,
             **{k: v for k, v in head.items() if k not in ("config", "load")}, "config": head["config"],
-            "rate_rps": r.rate_rps, "load": r.load, "load_reference": REFERENCE, "systems": per}
+            "rate_rps": r.rate_rps, "load": r.load, "load_reference": REFERENCE, "systems": per} | (
+        {} if r.trace_check is None else {"trace_check": trace_check_json(r.trace_check)})
+
+
+def trace_check_json(c: TraceCheck) -> dict[str, Any]:
+    return {"requests": c.requests, "rate_peak_to_mean": c.peak_to_mean, "arrival_scv": c.arrival_scv,
+            "rtol": TRACE_CHECK_RTOL,
+            "systems": {n: {"simulated_ttft_mean_s": m, "simulated_ttft_p90_s": p, "analytic_holds": c.holds[n]}
+                        for n, (m, p) in c.simulated.items()}}
 
 
 def topology_timing_json(t: TopologyTiming) -> dict[str, Any]:

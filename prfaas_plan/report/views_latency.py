@@ -6,7 +6,7 @@ from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.render import SYSTEM_NAMES, emit, secs, table
-from prfaas_plan.specs.results import LatencyResult
+from prfaas_plan.specs.results import TRACE_CHECK_RTOL, LatencyResult
 
 
 def emit_latency(fmt: str, r: LatencyResult, payload: dict[str, Any]) -> None:
@@ -24,7 +24,8 @@ def emit_latency(fmt: str, r: LatencyResult, payload: dict[str, Any]) -> None:
             rows.append([SYSTEM_NAMES.get(name, name), split, f"{s.load * 100:.0f}%", secs(s.ttft_mean_s),
                          secs(s.ttft_p50_s), secs(s.ttft_p90_s), secs(s.ttft_p99_s), f"{units.s_to_ms(s.tpot_s):.1f}",
                          secs(s.zero_load_ttft_mean_s)])
-        out = [table(f"{r.scenario}: analytic TTFT at {r.rate_rps:.3f} req/s "
+        out = trace_tables(r)
+        out += [table(f"{r.scenario}: analytic TTFT at {r.rate_rps:.3f} req/s "
                      f"({r.load * 100:.0f}% of the smallest capacity)",
                      ["system", "prfaas/p/d", "load", "TTFT mean s", "P50 s", "P90 s", "P99 s", "TPOT ms",
                       "zero-load s"], rows)]
@@ -40,3 +41,26 @@ def emit_latency(fmt: str, r: LatencyResult, payload: dict[str, Any]) -> None:
     rows = [{"system": n} | {k: v for k, v in s.items() if not isinstance(v, dict | list)}
             for n, s in payload["systems"].items()]
     emit(fmt, payload, rows=rows, tables=tables)
+
+
+def trace_tables(r: LatencyResult) -> list[Any]:
+    """With a trace, first its replay in the simulator, and one line per system where the analytic
+    model does not hold for these arrivals."""
+    c = r.trace_check
+    if c is None:
+        return []
+    rows = []
+    for name, (mean, p90) in c.simulated.items():
+        a = r.systems[name].ttft_p90_s
+        rows.append([SYSTEM_NAMES.get(name, name), secs(mean), secs(p90), secs(a) if a is not None else "unstable",
+                     "yes" if c.holds[name] else "no"])
+    out = [table(f"{r.scenario}: the trace replayed in the simulator ({c.requests:,} requests at {r.rate_rps:.3f} "
+                 f"req/s; rate peak-to-mean {c.peak_to_mean:.2f} over its windows, gaps' SCV {c.arrival_scv:.2f} "
+                 "inside them)",
+                 ["system", "simulated TTFT mean s", "simulated P90 s", "analytic P90 s",
+                  f"analytic within {TRACE_CHECK_RTOL:.0%}"], rows)]
+    wrong = [SYSTEM_NAMES.get(n, n) for n, ok in c.holds.items() if not ok]
+    if wrong:
+        out.append(f"the analytic TTFT below does not hold for this trace's arrivals for {', '.join(wrong)}: "
+                   "take the simulated values above (`prfaas-plan simulate --trace` for more)")
+    return out

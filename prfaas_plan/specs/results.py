@@ -340,8 +340,27 @@ class SystemTiming:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class TraceCheck:
+    """A trace's whole replay through the simulator at `latency`'s rate, against the analytic TTFT.
+
+    ``simulated[system]``: (mean, P90) TTFT, s; ``holds[system]``: the analytic model stable and its
+    P90 within ``TRACE_CHECK_RTOL`` of the simulated one. ``peak_to_mean`` and ``arrival_scv``: the
+    trace's burstiness as the analytic model takes it (``core.arrivals``)."""
+
+    requests: int
+    peak_to_mean: float
+    arrival_scv: float
+    simulated: Mapping[str, tuple[float, float]]
+    holds: Mapping[str, bool]
+
+
+TRACE_CHECK_RTOL = 0.25
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class LatencyResult:
-    """`latency` on one PD site: every system at the same rate; ``head`` names the headline one."""
+    """`latency` on one PD site: every system at the same rate; ``head`` names the headline one.
+    ``trace_check``: with a trace, its replay in the simulator (the analytic model checked)."""
 
     scenario: str
     model: str
@@ -349,6 +368,7 @@ class LatencyResult:
     load: float
     head: str
     systems: Mapping[str, SystemTiming]
+    trace_check: TraceCheck | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -117,6 +117,8 @@ class WorkloadSpec:
     hit_rate_source: str | None = None
     trace: Any = None  # core.trace.Trace when the workload is a trace
     trace_cached_tokens: Any = None  # per-request cached prefix from the replay (or the assumed hit rate)
+    # a trace's arrival rate over time (core.arrivals.RateProfile): the analytic TTFT is piecewise-stationary
+    rate_profile: Any = None
     arrival: str = "poisson"
     arrival_cv: float = 1.0
     rate_rps: float | None = None
