@@ -17,6 +17,7 @@ import numpy as np
 
 from prfaas_plan import units
 from prfaas_plan.core import kv
+from prfaas_plan.core.arrivals import default_bin_s
 from prfaas_plan.core.trace import TRACE_FORMATS, Trace, TraceFile, blocks_for_capacity, replay_prefix_cache
 from prfaas_plan.errors import SpecError
 from prfaas_plan.specs.run import read_duration
@@ -28,20 +29,7 @@ FORMATS = TRACE_FORMATS
 # default sized caches: these fractions of the trace's distinct blocks (its working set)
 DEFAULT_FRACTIONS = ((1, 2), (1, 4), (1, 10))
 CURVE_FRACTIONS = tuple(2.0**-k for k in range(10, -1, -1))  # 1/1024 .. 1 of the working set, for the figure
-TARGET_BINS = 60
 MAX_BINS = 100_000
-# bin widths a person reads at a glance, s: the default bin is the smallest of them giving <= 60 bins
-NICE_BINS_S = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 20, 30, 60, 120, 300, 600,
-               900, 1800, 3600, 7200, 3 * 3600, 6 * 3600, 12 * 3600, 86400)
-
-
-def default_bin_s(span_s: float) -> float:
-    """The smallest of ``NICE_BINS_S`` (then whole days) splitting ``span_s`` into at most 60 bins."""
-    want = span_s / TARGET_BINS
-    for b in NICE_BINS_S:
-        if b >= want * (1 - 1e-12):
-            return float(b)
-    return float(math.ceil(want / 86400) * 86400)
 
 
 def _lengths(x: np.ndarray) -> LengthStats:
