@@ -77,6 +77,11 @@ def glance(d: ReportData) -> list[Table]:
     for s in topo.sites:
         wl = s.workload or sc.workload
         arrivals = wl.arrival + (f" (CV {wl.arrival_cv:g})" if wl.arrival == "gamma" else "")
+        if wl.trace is not None:  # the trace's own arrivals (core.arrivals), as the latency model takes them
+            rp = wl.rate_profile
+            arrivals = "the trace's timestamps" + ("" if rp is None else (
+                f" (rate peak-to-mean {rp.peak_to_mean:.2f} over {rp.bin_s:g} s windows, gaps' SCV "
+                f"{rp.arrival_scv:.2f} inside them)"))
         work.append([s.name, "trace" if wl.trace is not None else _lengths(wl), num(wl.lengths.mean, 0),
                      num(wl.input_total_mean, 0), num(wl.output_tokens, 0), pct(wl.prefix_hit_rate), arrivals])
     out.append(table("Workload", ["site", "input lengths (tokens)", "mean uncached input", "mean input",
