@@ -24,7 +24,7 @@ from prfaas_plan.errors import InfeasibleError, PrfaasError, SpecError
 from prfaas_plan.io import patch
 from prfaas_plan.io import study_results as results
 from prfaas_plan.io.load import Catalog
-from prfaas_plan.io.study import check_value, load_point
+from prfaas_plan.io.study import check_value, load_point, with_numbers
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.study import Axis, Point, Study
 
@@ -274,9 +274,10 @@ def run(study: Study, out: Path, *, workers: int | None = None, scheduler: str |
     n = workers or default_workers()
     if scheduler is not None and scheduler != "local" and "://" not in scheduler:
         raise SpecError("a scheduler address is local or a URL such as tcp://host:8786", field="--scheduler")
+    check(study)
+    study = with_numbers(study, Catalog.default())
     key = fingerprint(study)
     cols = columns(study)
-    check(study)
     done_tables = results.finished(out, key) if resume else []
     if not resume:
         results.clear_parts(out)

@@ -19,14 +19,16 @@ MAX_POINTS = 10_000_000  # a study beyond this is a mistake in its axes, not a p
 class Axis:
     """One scenario field and its values; ``labels`` how the results name each value (as written,
     or the study's name for a section such as a workload); ``numbers`` the value as a number where
-    it has one (in SI units, for plots and ranges; None for a name); ``ranged`` whether the values
-    are a range's, made alike from its two ends (so its ends stand for all of them when checked)."""
+    it has one (in SI units as the scenario reads it, ``io.study.with_numbers``; None for a name);
+    ``ranged`` whether the values are a range's, made alike from its two ends (so its ends stand
+    for all of them when checked); ``named`` whether ``labels`` are the study's names for them."""
 
     key: str
     values: tuple[Any, ...]
     labels: tuple[str, ...]
     numbers: tuple[float | None, ...]
     ranged: bool = field(default=False, repr=False)  # not in the repr a study's fingerprint is made of
+    named: bool = field(default=False, repr=False)  # values named by the study (sections): no number
 
     def __post_init__(self) -> None:
         if not self.values or not len(self.values) == len(self.labels) == len(self.numbers):
