@@ -94,6 +94,23 @@ def test_a_two_regions_row_fills_every_column_optimize_prints(tmp_path):
     assert r["splits"] == "region-a t=12,285 N_p/N_d=2/6; region-b t=26,241 N_p/N_d=4/4"
 
 
+@pytest.mark.parametrize(("command", "options", "extra"), [
+    ("latency", "{load: 0.7}", ["--load", "0.7"]),
+    ("simulate", "{load: 0.7, requests: 2000}", ["--load", "0.7", "--requests", "2000"]),
+])
+def test_a_two_regions_ttft_row_fills_every_column(tmp_path, command, options, extra):
+    rows = _study(tmp_path, f"scenario: two-regions\ncommand: {command}\noptions: {options}\n"
+                            "axes:\n  links[0].bandwidth: [100Gbps]\n")
+    r = rows[0]
+    assert not [k for k, v in r.items() if v is None and k != "error"], r
+    res = runner.invoke(app, [command, "two-regions", *extra, "--format", "json"])
+    d = json.loads(res.stdout)["systems"]["prfaas"]
+    assert r["ttft_p90_s"] == d["ttft_p90_s"]
+    # the busiest link, as an optimize row: region-b's 20 Gbps
+    assert r["link_utilization"] == max(s["link_utilization"] for s in d["sites"].values())
+    assert r["link_utilization"] == d["sites"]["region-b"]["link_utilization"]
+
+
 # --- 3. one conversion of t for display --------------------------------------------------------------
 
 

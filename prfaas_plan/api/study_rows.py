@@ -143,6 +143,10 @@ def _ttft(d: dict[str, Any], cols: Columns) -> dict[str, Any]:
     systems = d.get("systems") or {}
     head = systems.get("prfaas") or d
     row = _pick(head, cols) | {k: d[k] for k in ("rate_rps", "load") if d.get(k) is not None}
+    sites = [s for s in (head.get("sites") or {}).values() if isinstance(s, dict)]
+    util = [s["link_utilization"] for s in sites if s.get("link_utilization") is not None]
+    if row.get("link_utilization") is None and util:  # a topology: its busiest link, as optimize's row
+        row["link_utilization"] = max(util)
     hom = systems.get("homogeneous")
     row["homogeneous_ttft_p90_s"] = hom.get("ttft_p90_s") if isinstance(hom, dict) else None
     return row
