@@ -8,6 +8,7 @@ spliced into YAML. Groups of axes are crossed; the axes within one group advance
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,10 +99,10 @@ class Study:
                 numbers.append(a.numbers[k])
         return Point(index=index, values=tuple(values), labels=tuple(labels), numbers=tuple(numbers))
 
-    def cells(self) -> list[int]:
-        """Each point's cell in the cross product, in point order."""
+    def cells(self) -> Sequence[int]:
+        """Each point's cell in the cross product, in point order (a range, not a list, for the full one)."""
         if self.samples is None:
-            return list(range(self.space))
+            return range(self.space)
         return sample_cells(self.space, self.samples, self.seed)
 
     def points(self) -> list[Point]:
