@@ -95,7 +95,7 @@ def _engine(study: Study, key: str, workers: int, scheduler: str | None, points:
     return Serial(study, key)
 
 
-def _weigh(study: Study, remaining: int, per_point_s: float, measured: int, engine: Any, out: Path, *,
+def weigh(study: Study, remaining: int, per_point_s: float, measured: int, engine: Any, out: Path, *,
            confirm: bool, notice: Notice | None) -> None:
     """Refuse a study of more than a day at the measured rate unless confirmed; say how long a long one takes."""
     workers = max(1, engine.workers)
@@ -146,7 +146,7 @@ def run(study: Study, out: Path, *, workers: int | None = None, scheduler: str |
 
     with _engine(study, key, n, scheduler, remaining) as engine:
         measured, per_point = _measure(study, head, key)
-        _weigh(study, remaining - len(measured), per_point, len(measured), engine, out, confirm=confirm,
+        weigh(study, remaining - len(measured), per_point, len(measured), engine, out, confirm=confirm,
                notice=notice)
         if measured:
             write(measured)

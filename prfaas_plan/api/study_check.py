@@ -53,9 +53,51 @@ def check(study: Study) -> None:
         except SpecError as exc:
             if "unknown key" in exc.message or "not a mapping" in exc.message:
                 raise _placed(exc, study) from None
+            _never_applies(study, w, a, exc)
         except PrfaasError:
             continue
         _check_values(study, w, a)
+
+
+def _section(key: str) -> str:
+    return re.split(r"[.\[]", key, maxsplit=1)[0]
+
+
+def _failing_field(exc: SpecError, study: Study) -> str | None:
+    """The scenario field a load's error is about (without the option that set it), or None."""
+    field = exc.field or ""
+    if exc.source is None and field.split(" ", 1)[0] in ("set", "axes") and " " in field:
+        return field.split(" ", 1)[1]
+    if exc.source is not None and field:  # in the scenario file, as the study's values left it
+        return field
+    return None
+
+
+def _never_applies(study: Study, w: Worker, a: Axis, first: SpecError) -> None:
+    """Refuse an axis that can never apply to the scenario: each of its values (a range's ends, up
+    to 20 of a list) fails alone, the same way, at another field than its own (``link.bandwidth``
+    on a scenario of sites and links; ``clusters.prfaas.instances`` where there are no clusters),
+    and no other axis sets that field's section or its own, so that every point would fail."""
+    at = _failing_field(first, study)
+    if at is None or at == a.key or at.startswith((a.key + ".", a.key + "[")):
+        return  # the value's own fault, which _check_values names, or not the scenario's
+    others = {_section(b.key) for b in study.axes if b is not a}
+    if _section(a.key) in others or _section(at) in others:
+        return  # another axis may make the section whole
+    values = _checked(a) if a.ranged or len(a.values) <= 20 else [*enumerate(a.values[:20])]
+    for _, v in values[1:]:
+        try:
+            w.load([(a.key, v)])
+        except SpecError as exc:
+            if exc.message != first.message or _failing_field(exc, study) != at:
+                return
+        except PrfaasError:
+            return
+        else:
+            return
+    name = f"scenario {study.scenario}" if study.scenario else "the scenario"
+    raise SpecError(f"never applies to {name}: at each value the scenario fails at {at}: {first.message}",
+                    source=study.source, field=f"axes.{a.key}")
 
 
 def _check_values(study: Study, w: Worker, a: Axis) -> None:

@@ -125,6 +125,17 @@ class Pool:
                 yield rows
 
 
+def _dask_failure(exc: Exception) -> str:
+    """Why a batch did not come back from Dask, in words (not the exception's class or task key)."""
+    from concurrent.futures import CancelledError
+
+    if isinstance(exc, CancelledError):
+        return "the Dask cluster dropped a batch (its worker left)"
+    if type(exc).__name__ == "KilledWorker":
+        return "a batch ended the Dask worker running it, on every worker that took it"
+    return "a batch failed on the Dask cluster"
+
+
 @contextmanager
 def _quiet_children() -> Iterator[None]:
     """The processes started here (the forkserver and the resource tracker, and through the
@@ -233,8 +244,7 @@ class Dask:
                 try:
                     address, rows = f.result()
                 except Exception as exc:  # the cluster's own failure (a worker killed thrice, the scheduler gone)
-                    reason = str(exc).splitlines()[0] if str(exc).strip() else "a batch failed on the cluster"
-                    raise self._stopped(finished, f"the Dask cluster could not run a batch ({reason})") from None
+                    raise self._stopped(finished, _dask_failure(exc)) from None
                 self.ran_on.add(address)
                 finished += len(rows)
                 yield rows
