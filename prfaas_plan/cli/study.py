@@ -79,19 +79,23 @@ def study(
     from prfaas_plan.api.study import StudyStopped
     from prfaas_plan.io.study_results import parts_dir
 
-    kept = f"the finished points are in {parts_dir(output)}; run again with --resume to finish the rest"
+    def kept() -> str:
+        if not parts_dir(output).is_dir():
+            return "no point had finished"
+        return f"the finished points are in {parts_dir(output)}; run again with --resume to finish the rest"
+
     try:
         with Bar(rate="points") as tick, _terminated_on_sigterm():
             r = run(spec, output, workers=n, scheduler=scheduler, resume=resume, confirm=yes, progress=tick,
                     notice=lambda line: typer.echo(line, err=True))
     except KeyboardInterrupt:
-        typer.echo(f"interrupted: {kept}", err=True)
+        typer.echo(f"interrupted: {kept()}", err=True)
         raise typer.Exit(130) from None
     except Terminated:
-        typer.echo(f"terminated (SIGTERM): {kept}", err=True)
+        typer.echo(f"terminated (SIGTERM): {kept()}", err=True)
         raise typer.Exit(128 + signal.SIGTERM) from None
     except StudyStopped as exc:
-        typer.echo(f"error: {one_line(str(exc))}; {kept}", err=True)
+        typer.echo(f"error: {one_line(str(exc))}; {kept()}", err=True)
         raise typer.Exit(exc.exit_code) from None
     rate = r.computed / r.elapsed_s if r.elapsed_s > 0 else 0.0
     resumed = f", {r.resumed:,} finished before" if r.resumed else ""
