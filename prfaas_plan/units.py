@@ -421,3 +421,15 @@ def format_tokens(tokens: int) -> str:
 def format_bandwidth(bytes_per_s: float, digits: int = 12) -> str:
     """bytes/s -> "12.5Gbps" (``digits`` significant digits); ``parse_bandwidth`` reads it back."""
     return f"{bytes_per_s_to_gbps(bytes_per_s):.{digits}g}Gbps"
+
+
+def shown_threshold(tokens: float) -> int:
+    """A threshold t as it is shown, rounded down: requests longer than t are offloaded (l > t),
+    so the whole number at or below t routes every whole length as t does. The one conversion
+    of t for display (``optimize``, ``size``, ``thresholds``, ``study``, ``study-report``)."""
+    return math.floor(tokens)
+
+
+def format_threshold(tokens: float) -> str:
+    """``shown_threshold`` with thousands separators: 19194.79 -> "19,194"."""
+    return f"{shown_threshold(tokens):,}"

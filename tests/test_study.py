@@ -271,10 +271,11 @@ def test_values_are_checked_before_a_point_runs_a_range_by_its_ends(tmp_path, mo
     """Every value of a list axis, a range's two ends (its values are made alike from them), each
     once; a value refused only for the scenario it makes is left to its point's row."""
     from prfaas_plan.api import study as api_study
+    from prfaas_plan.api import study_check
 
     checked = []
-    real = api_study.check_value
-    monkeypatch.setattr(api_study, "check_value", lambda ref, cat, fixed, key, v, **kw: checked.append((key, v))
+    real = study_check.check_value
+    monkeypatch.setattr(study_check, "check_value", lambda ref, cat, fixed, key, v, **kw: checked.append((key, v))
                         or real(ref, cat, fixed, key, v, **kw))
     study = _write(tmp_path, """scenario: paper-case-study
 axes:

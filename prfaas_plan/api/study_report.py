@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from prfaas_plan.api import study_rows
 from prfaas_plan.errors import SpecError
 from prfaas_plan.io import study_results
 from prfaas_plan.report.figures_study import Breakeven, Panel, Series, StudyFigures
@@ -92,11 +93,10 @@ def figures(rows: list[dict[str, Any]], command: str, title: str) -> StudyFigure
             for r in ok:
                 if key(r, row_g) != rv or key(r, col_g) != cv or x_key is None:
                     continue
-                g = r.get("prfaas_vs_homogeneous")
-                if g is None:
+                g, x = r.get("prfaas_vs_homogeneous"), r.get(f"{x_key}.si")
+                if g is None or x is None:  # no gain, or a bandwidth without a number (a law)
                     continue
                 label = " · ".join(_label(r, lg) for lg in lines) or "all"
-                x = float(r[f"{x_key}.si"])
                 best[label][x] = max(g, best[label].get(x, g))
             series = tuple(Series(label=lb, x=tuple(sorted(pts)), y=tuple(pts[x] for x in sorted(pts)))
                            for lb, pts in best.items())
@@ -130,7 +130,8 @@ def figures(rows: list[dict[str, Any]], command: str, title: str) -> StudyFigure
 
 
 def study_report(path: Path) -> StudyReport:
-    rows = study_results.read(path)
+    kinds = {k: t for cols in study_rows.COLUMNS.values() for k, t in cols}
+    rows = study_results.read(path, kinds)
     if not rows:
         raise SpecError("the study's results hold no rows", source=str(path))
     cols = set(rows[0])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from prfaas_plan import units
 from prfaas_plan.specs.scenario import ScenarioSpec
 
 Columns = list[tuple[str, str]]
@@ -39,7 +40,7 @@ def _pick(d: dict[str, Any] | None, cols: Columns) -> dict[str, Any]:
 
 
 def _site_text(sites: dict[str, dict[str, Any]]) -> str:
-    return "; ".join(f"{name} t={s['threshold_tokens']:,.0f} N_p/N_d={s['n_p']}/{s['n_d']}"
+    return "; ".join(f"{name} t={units.format_threshold(s['threshold_tokens'])} N_p/N_d={s['n_p']}/{s['n_d']}"
                      for name, s in sites.items() if s.get("role", "pd") == "pd" and "n_p" in s)
 
 
@@ -51,22 +52,32 @@ def optimize_row(sc: ScenarioSpec) -> dict[str, Any]:
     method = (sc.search.method,)
     if sc.multi_site:
         p = topology.plan(sc, methods=method).payload
+        row = _pick(p["best"], OPTIMIZE) | _sites_row(p["best"])
+    else:
+        p = plan(sc, methods=method).payload
         b = p["best"]
-        util = [lk.get("utilization") for lk in (b.get("links") or {}).values()
-                if isinstance(lk, dict) and lk.get("utilization") is not None]  # the busiest link
-        return {"lambda_max_rps": b["lambda_max_rps"], "binding": b["binding"], "n_prfaas": b["n_prfaas"],
-                "link_utilization": max(util) if util else None,
-                "homogeneous_lambda_max_rps": p["baselines"]["homogeneous"]["lambda_max_rps"],
-                "prfaas_vs_homogeneous": p["ratios"]["prfaas_vs_homogeneous"], "splits": _site_text(b["sites"])}
-    p = plan(sc, methods=method).payload
-    b, hom, naive = p["best"], p["baselines"]["homogeneous"], p["baselines"].get("naive_heterogeneous")
-    row = _pick(b, OPTIMIZE)
+        row = _pick(b, OPTIMIZE) | {
+            "splits": f"t={units.format_threshold(b['threshold_tokens'])} N_p/N_d={b['n_p']}/{b['n_d']}"}
+    hom, naive = p["baselines"]["homogeneous"], p["baselines"].get("naive_heterogeneous")
     row.update(homogeneous_lambda_max_rps=hom["lambda_max_rps"] if hom else None,
                naive_lambda_max_rps=naive["lambda_max_rps"] if naive else None,
                prfaas_vs_homogeneous=p["ratios"].get("prfaas_vs_homogeneous"),
-               prfaas_vs_homogeneous_equal_cost=p["ratios"].get("prfaas_vs_homogeneous_equal_cost"),
-               splits=f"t={b['threshold_tokens']:,.0f} N_p/N_d={b['n_p']}/{b['n_d']}")
+               prfaas_vs_homogeneous_equal_cost=p["ratios"].get("prfaas_vs_homogeneous_equal_cost"))
     return row
+
+
+def _sites_row(b: dict[str, Any]) -> dict[str, Any]:
+    """A topology's plan in the columns of one: N_p and N_d summed over the PD sites, the share of
+    all requests offloaded, the egress of every link, the busiest link's utilisation; its
+    threshold is one per site, so ``threshold_tokens`` stays empty and ``splits`` holds each."""
+    pd = [s for s in b["sites"].values() if s.get("role", "pd") == "pd" and "n_p" in s]
+    links = [lk for lk in (b.get("links") or {}).values() if isinstance(lk, dict)]
+    rate = sum(s["lambda_rps"] for s in pd)
+    util = [lk["utilization"] for lk in links if lk.get("utilization") is not None]
+    return {"n_p": sum(s["n_p"] for s in pd), "n_d": sum(s["n_d"] for s in pd),
+            "p_offload": sum(s["p_offload"] * s["lambda_rps"] for s in pd) / rate if rate > 0 else None,
+            "egress_gbps": sum(lk["egress_gbps"] for lk in links) if links else None,
+            "link_utilization": max(util) if util else None, "splits": _site_text(b["sites"])}
 
 
 def size_row(sc: ScenarioSpec) -> dict[str, Any]:
@@ -132,6 +143,10 @@ def _ttft(d: dict[str, Any], cols: Columns) -> dict[str, Any]:
     systems = d.get("systems") or {}
     head = systems.get("prfaas") or d
     row = _pick(head, cols) | {k: d[k] for k in ("rate_rps", "load") if d.get(k) is not None}
+    sites = [s for s in (head.get("sites") or {}).values() if isinstance(s, dict)]
+    util = [s["link_utilization"] for s in sites if s.get("link_utilization") is not None]
+    if row.get("link_utilization") is None and util:  # a topology: its busiest link, as optimize's row
+        row["link_utilization"] = max(util)
     hom = systems.get("homogeneous")
     row["homogeneous_ttft_p90_s"] = hom.get("ttft_p90_s") if isinstance(hom, dict) else None
     return row

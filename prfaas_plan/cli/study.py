@@ -2,14 +2,38 @@
 
 from __future__ import annotations
 
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from prfaas_plan.cli.app import app
+from prfaas_plan.cli.app import app, one_line
 from prfaas_plan.cli.options import Format, FormatOpt, html_output, write_text
 from prfaas_plan.cli.progress import Bar
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the study is (a BaseException, as KeyboardInterrupt: no point records it
+    as its own error), so that its engine stops its workers on the way out."""
+
+
+@contextmanager
+def _terminated_on_sigterm() -> Iterator[None]:
+    def handler(signum: int, frame: object) -> None:
+        raise Terminated
+
+    try:
+        old = signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # not the main thread (an embedding caller): its own handling stands
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 @app.command("study")
@@ -24,11 +48,16 @@ def study(
         "--workers processes")] = None,
     resume: Annotated[bool, typer.Option("--resume", help="Skip the points an interrupted run already wrote")
                       ] = False,
+    yes: Annotated[bool, typer.Option("--yes", help="Run a study estimated at more than a day at the measured "
+                                                    "rate (refused without it)")] = False,
 ) -> None:
     """Run optimize, size, latency or simulate at every point of a study: the cross product of
     its axes (scenario fields, catalog names, ranges, zipped groups) or a seeded sample of it.
 
     A point that fails records its error in its row; the study goes on and exits 1 if any did.
+    A few points run first to measure the rate: a study of more than a day needs --yes, and one of
+    more than a few seconds says how long it will take. SIGTERM or Ctrl-C stops every worker and
+    keeps the finished points for --resume.
 
     Example: prfaas-plan study scenarios/studies/fleet.yaml -o fleet.parquet
     """
@@ -47,15 +76,27 @@ def study(
             raise SpecError(f"must be >= 1, got {n}", field="--workers")
     check_output(output)
     spec, _ = load_study(file)
-    try:
-        with Bar(rate="points") as tick:
-            r = run(spec, output, workers=n, scheduler=scheduler, resume=resume, progress=tick)
-    except KeyboardInterrupt:
-        from prfaas_plan.io.study_results import parts_dir
+    from prfaas_plan.api.study import StudyStopped
+    from prfaas_plan.io.study_results import parts_dir
 
-        typer.echo(f"interrupted: the finished points are in {parts_dir(output)}; run again with --resume "
-                   "to finish the rest", err=True)
+    def kept() -> str:
+        if not parts_dir(output).is_dir():
+            return "no point had finished"
+        return f"the finished points are in {parts_dir(output)}; run again with --resume to finish the rest"
+
+    try:
+        with Bar(rate="points") as tick, _terminated_on_sigterm():
+            r = run(spec, output, workers=n, scheduler=scheduler, resume=resume, confirm=yes, progress=tick,
+                    notice=lambda line: typer.echo(line, err=True))
+    except KeyboardInterrupt:
+        typer.echo(f"interrupted: {kept()}", err=True)
         raise typer.Exit(130) from None
+    except Terminated:
+        typer.echo(f"terminated (SIGTERM): {kept()}", err=True)
+        raise typer.Exit(128 + signal.SIGTERM) from None
+    except StudyStopped as exc:
+        typer.echo(f"error: {one_line(str(exc))}; {kept()}", err=True)
+        raise typer.Exit(exc.exit_code) from None
     rate = r.computed / r.elapsed_s if r.elapsed_s > 0 else 0.0
     resumed = f", {r.resumed:,} finished before" if r.resumed else ""
     typer.echo(f"{spec.source}: {r.points:,} points of {spec.command} ({r.engine}, {r.workers} "

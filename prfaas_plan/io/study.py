@@ -20,12 +20,14 @@ point is loaded (``api.study``), against the scenario's own schema.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.errors import SpecError, kind_of
+from prfaas_plan.errors import PrfaasError, SpecError, kind_of
 from prfaas_plan.io.load import read_yaml, validation_message
 from prfaas_plan.io.patch import Loaded
 from prfaas_plan.specs.scenario import ScenarioSpec
@@ -36,19 +38,6 @@ _KEYS = ("scenario", "command", "axes", "zip", "set", "options", "samples", "see
 # each command's options a study may set, and what reads them (the commands' own parsers)
 OPTIONS = {"optimize": (), "size": ("demand",), "latency": ("load", "rate"),
            "simulate": ("load", "rate", "requests", "duration", "seed")}
-
-
-def _number(value: Any) -> float | None:
-    """The value in SI units where it is a quantity (100Gbps -> bytes/s, 8K -> tokens), else None."""
-    if isinstance(value, bool):
-        return None
-    try:
-        x, unit = units.split_quantity(value)
-    except units.UnitError:
-        return None
-    if not unit:
-        return x
-    return x * units.unit_scale(unit) if units.unit_kind(unit) else None
 
 
 def _axis(key: Any, raw: Any, source: str, at: str) -> Axis:
@@ -77,8 +66,9 @@ def _axis(key: Any, raw: Any, source: str, at: str) -> Axis:
         if v is None or (labels is None and isinstance(v, dict | list)):
             raise SpecError(f"value {i + 1} must be a number, a quantity or a name (name a section's values: "
                             f"{{name: {{...}}}}), got {kind_of(v)}", source=source, field=where)
+    # the numbers in SI units are read against the scenario's schema (``with_numbers``), not here
     return Axis(key=key, values=tuple(values), labels=tuple(labels or (str(v) for v in values)),
-                numbers=tuple(None if labels else _number(v) for v in values), ranged=ranged)
+                numbers=(None,) * len(values), ranged=ranged, named=labels is not None)
 
 
 def _mapping(raw: Any, source: str, field: str) -> dict[Any, Any]:
@@ -186,6 +176,57 @@ def load_point(ref: str | None, catalog: Any, fixed: Sequence[tuple[str, Any]], 
     path, placed, sc = _schema_valid(ref, catalog, fixed, values, method)
     spec = to_spec(sc, path, catalog, placed)
     return spec, Loaded(spec, placed.data, sc)
+
+
+def with_numbers(study: Study, catalog: Any) -> Study:
+    """The study with each axis value as the number the scenario reads at its field, in SI units:
+    the one reader of a study's values is the scenario schema's, as for ``--set`` (a bare number on
+    ``link.bandwidth`` is Gbps, on ``link.rtt`` seconds, on ``link.max_window`` bytes, on a length
+    tokens); None for a name, a named section, or a value its field refuses (``api.study.check``
+    refuses those before any point runs). Every reader is a number times its unit's scale, so each
+    unit's scale is read once per axis (the field at ``1UNIT``), never each of a range's values."""
+    groups = tuple(tuple(replace(a, numbers=_numbers(study, catalog, a)) for a in g) for g in study.groups)
+    return replace(study, groups=groups)
+
+
+def _numbers(study: Study, catalog: Any, a: Axis) -> tuple[float | None, ...]:
+    if a.named:
+        return (None,) * len(a.values)
+
+    def read(value: Any) -> float | None:
+        try:
+            _, _, sc = _schema_valid(study.scenario, catalog, study.fixed, [(a.key, value)], study.method)
+        except PrfaasError:
+            return None
+        got = field_at(sc, a.key)
+        return float(got) if isinstance(got, int | float) and not isinstance(got, bool) else None
+
+    scales: dict[str, float | None] = {}
+    out: list[float | None] = []
+    for v in a.values:
+        try:
+            x, unit = units.split_quantity(v)
+        except units.UnitError:  # a name (H200, paper): no number
+            out.append(None)
+            continue
+        if unit not in scales:
+            scales[unit] = read(f"1{unit}")
+        scale = scales[unit]
+        out.append(x * scale if scale is not None else read(v))  # the field refuses 1UNIT: this value alone
+    return tuple(out)
+
+
+def field_at(obj: Any, key: str) -> Any:
+    """The value at a dotted key (``links[0].bandwidth``, ``sites.a.instances``) of a schema object."""
+    for part in re.findall(r"[^.\[\]]+|\[\d+\]", key):
+        if part.startswith("["):
+            i = int(part[1:-1])
+            obj = obj[i] if isinstance(obj, list) and i < len(obj) else None
+        else:
+            obj = obj.get(part) if isinstance(obj, dict) else getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
 
 
 def check_value(ref: str | None, catalog: Any, fixed: Sequence[tuple[str, Any]], key: str, value: Any,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import os
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -118,8 +119,12 @@ def finish(out: Path, tables: list[Any], columns: list[tuple[str, str]], fingerp
     return merged
 
 
-def read(path: Path) -> list[dict[str, Any]]:
-    """A finished study's rows (Parquet or CSV), for ``study-report``; a file that is not one is one line."""
+def read(path: Path, kinds: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """A finished study's rows (Parquet or CSV), for ``study-report``; a file that is not one is one line.
+
+    ``kinds``: the result columns' types ("int", "float", "str", "bool"), each cell read as its
+    column's (a CSV's ``1`` in a text column is "1"; ``abc`` in a number column is refused, naming
+    the line and column); an axis' ``.si`` column is a float, an axis' value its text."""
     if not path.is_file():
         raise SpecError("file not found" if not path.exists() else "is a folder, not a file", source=str(path))
     try:
@@ -140,6 +145,7 @@ def read(path: Path) -> list[dict[str, Any]]:
     if missing:
         raise SpecError(f"not a study's results: no column {missing[0]!r}", source=str(path))
     csv = path.suffix.lower() == ".csv"
+    axes = set(names[names.index("point") + 1:names.index("status")])  # as api.study writes them
     for i, row in enumerate(rows):
         where = f"line {i + 2}" if csv else f"row {i + 1}"  # a CSV's header is line 1
         point, status = row["point"], row["status"]
@@ -153,4 +159,28 @@ def read(path: Path) -> list[dict[str, Any]]:
             if isinstance(v, float) and not math.isfinite(v):
                 raise SpecError(f"not a study's results: {v} is not a finite number", source=str(path),
                                 field=f"{where}, column {k}")
+            kind = "float" if k.endswith(".si") else (kinds or {}).get(k, "str" if k in axes else None)
+            if kind is not None and v is not None:
+                try:
+                    row[k] = _typed(v, kind)
+                except ValueError as exc:
+                    raise SpecError(f"not a study's results: {exc}", source=str(path),
+                                    field=f"{where}, column {k}") from None
     return rows
+
+
+def _typed(v: Any, kind: str) -> Any:
+    """A cell as its column's type; ValueError (with the value) where it is not one."""
+    if kind == "str":
+        return v if isinstance(v, str) else str(v)
+    if kind == "bool":
+        if isinstance(v, bool):
+            return v
+        raise ValueError(f"{v!r} is not true or false")
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        raise ValueError(f"{v!r} is not a number")
+    if kind == "float":
+        return float(v)
+    if v != int(v):
+        raise ValueError(f"{v!r} is not a whole number")
+    return int(v)

@@ -27,7 +27,7 @@ def _f(x: float | None, digits: int) -> str:
 
 def _t(x: float | None) -> str:
     """A threshold, rounded down: requests longer than it are offloaded (l > t)."""
-    return "-" if x is None else _tok(float(int(x)))
+    return "-" if x is None else _tok(float(units.shown_threshold(x)))
 
 
 def _binding(b: dict[str, Any]) -> str:

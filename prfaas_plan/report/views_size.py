@@ -64,7 +64,7 @@ def _plan_tables(r: SizingResult) -> list[Any]:
         tier = ("no link" if s.link_tier is None
                 else f"{_gbps(s.link_bandwidth_bytes_per_s)} ${num(s.link_price_per_hour, 2)}/h")
         rows.append([s.site, f"{s.n_p + s.n_d} x {s.gpus_per_instance}x{s.hardware}", f"{s.n_p} / {s.n_d}",
-                     f"{s.threshold_tokens:,.0f}", pct(s.p_offload), tier, _money(s.gpu_price_per_hour)])
+                     units.format_threshold(s.threshold_tokens), pct(s.p_offload), tier, _money(s.gpu_price_per_hour)])
         util.append(f"{s.site}: " + ", ".join(f"{k.removeprefix('pd-')} {pct(v)}" for k, v in s.utilization.items()))
     c = b.cost
     caption = (f"  cost ${num(c.per_hour, 2)}/h = GPUs ${num(c.gpus_per_hour, 2)} + links ${num(c.links_per_hour, 2)}"
@@ -108,7 +108,7 @@ def _tiers(r: SizingResult) -> Any:
             rows.append([f"{_gbps(t.bandwidth_bytes_per_s)} {_money(t.price_per_hour)}", notes(t.why), "-", "-", "-",
                          "-", ""])
             continue
-        ts = ", ".join(f"{s.threshold_tokens:,.0f}" for s in p.sites)
+        ts = ", ".join(units.format_threshold(s.threshold_tokens) for s in p.sites)
         pays = "no offload" if not p.offloads else ("yes" if hom is None or p.cost.per_hour < hom.cost.per_hour
                                                    else "no")
         rows.append([f"{_gbps(t.bandwidth_bytes_per_s)} {_money(t.price_per_hour)}", _money(p.cost.per_hour),

@@ -23,6 +23,12 @@ def _gbps(x: float | None) -> str:
     return "-" if x is None else f"{units.bytes_per_s_to_gbps(x):g}"
 
 
+def _threshold(row: dict[str, Any]) -> str:
+    """t as optimize prints it; a topology's, one per site, as its splits say."""
+    t = row.get("threshold_tokens")
+    return units.format_threshold(t) if t is not None else (row.get("splits") or "-")
+
+
 def tables(r: Any) -> list[Any]:
     """The study's summary, its break-even table and each panel's best point."""
     c = r.counts
@@ -53,7 +59,7 @@ def tables(r: Any) -> list[Any]:
         out.append(table("Each model's largest gain over homogeneous PD", ["model", *heads, "Lambda_max req/s",
                                                                          "gain", "t", "binding"],
                          [[m, *(str(row[k]) for k in keys), num(row["lambda_max_rps"], 3),
-                           f"{row['prfaas_vs_homogeneous']:.3f}x", f"{row['threshold_tokens']:,.0f}", row["binding"]]
+                           f"{row['prfaas_vs_homogeneous']:.3f}x", _threshold(row), row["binding"]]
                           for m, row in best.items()]))
     errors: dict[str, int] = defaultdict(int)
     for row in r.rows:

@@ -59,7 +59,7 @@ def thresholds_rows(t: ThresholdTable) -> list[dict[str, Any]]:
 
 def _tok(x: float | None) -> str:
     """A threshold rounded down, as optimize prints it (requests longer than t are offloaded)."""
-    return "none" if x is None else f"{int(x):,}"
+    return "none" if x is None else units.format_threshold(x)
 
 
 def _fit(make: Callable[[Sequence[int]], Any], cols: Sequence[int]) -> list[Any]:

@@ -8,6 +8,7 @@ spliced into YAML. Groups of axes are crossed; the axes within one group advance
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,14 +20,16 @@ MAX_POINTS = 10_000_000  # a study beyond this is a mistake in its axes, not a p
 class Axis:
     """One scenario field and its values; ``labels`` how the results name each value (as written,
     or the study's name for a section such as a workload); ``numbers`` the value as a number where
-    it has one (in SI units, for plots and ranges; None for a name); ``ranged`` whether the values
-    are a range's, made alike from its two ends (so its ends stand for all of them when checked)."""
+    it has one (in SI units as the scenario reads it, ``io.study.with_numbers``; None for a name);
+    ``ranged`` whether the values are a range's, made alike from its two ends (so its ends stand
+    for all of them when checked); ``named`` whether ``labels`` are the study's names for them."""
 
     key: str
     values: tuple[Any, ...]
     labels: tuple[str, ...]
     numbers: tuple[float | None, ...]
     ranged: bool = field(default=False, repr=False)  # not in the repr a study's fingerprint is made of
+    named: bool = field(default=False, repr=False)  # values named by the study (sections): no number
 
     def __post_init__(self) -> None:
         if not self.values or not len(self.values) == len(self.labels) == len(self.numbers):
@@ -96,10 +99,10 @@ class Study:
                 numbers.append(a.numbers[k])
         return Point(index=index, values=tuple(values), labels=tuple(labels), numbers=tuple(numbers))
 
-    def cells(self) -> list[int]:
-        """Each point's cell in the cross product, in point order."""
+    def cells(self) -> Sequence[int]:
+        """Each point's cell in the cross product, in point order (a range, not a list, for the full one)."""
         if self.samples is None:
-            return list(range(self.space))
+            return range(self.space)
         return sample_cells(self.space, self.samples, self.seed)
 
     def points(self) -> list[Point]:
