@@ -457,3 +457,23 @@ def test_no_sizing_hint_names_a_file_that_exists():
     assert named, str(info.value)
     for f in named:
         assert (ROOT / f).is_file() or Path(f).is_file(), f"{f} does not exist"
+
+
+def test_a_trace_by_option_sizes_for_the_traces_rate_unless_demand_is_given(tmp_path):
+    """`report --trace` (and any command given --trace) sizes for the trace's mean rate, (n - 1) /
+    span, not the sizing.demand the file wrote for its own workload, and says so; --demand wins; a
+    trace the file itself names keeps the file's demand."""
+    trace = ROOT / "tests" / "fixtures" / "traces" / "mooncake_synthetic_trace.jsonl"
+    cat = Catalog.default()
+    sc = load_scenario(None, cat, trace=str(trace))
+    t = sc.workload.trace
+    assert sc.sizing.demand_rps == pytest.approx((len(t) - 1) / t.span_s, rel=1e-12)
+    assert sc.sizing.demand_source.startswith("the trace's mean rate")
+    assert load_scenario(None, cat, trace=str(trace), demand="5rps").sizing.demand_rps == 5.0
+    file = tmp_path / "own-trace.yaml"
+    lognormal = "  input: {kind: lognormal, mu: 9.90, sigma: 1.00, min: 128, max: 128K}"
+    file.write_text((ROOT / "scenarios" / "paper-case-study.yaml").read_text().replace(
+        lognormal, f"  input: {{kind: trace, file: {trace}}}"))
+    own = load_scenario(str(file), cat)
+    assert own.workload.trace is not None and own.sizing.demand_source is None
+    assert own.sizing.demand_rps == load_scenario(None, cat).sizing.demand_rps

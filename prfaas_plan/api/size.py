@@ -124,7 +124,7 @@ def size(sc: ScenarioSpec, *, ttft: bool = True) -> SizingResult:
         scenario=sc.name, model=sc.model.name, method=str(lw.method), demand_rps=demand, headroom=spec.headroom,
         best=best, ttft_statistic=stat, ttft_bound_s=bound, ttft_s=ttft_s, homogeneous=hom, naive=naive,
         tiers=tuple(tiers), demand_curve=tuple(curve), ttft_frontier=frontier, candidates=lw.candidates,
-        search_s=time.perf_counter() - t0, interval=size_interval(sc))
+        search_s=time.perf_counter() - t0, interval=size_interval(sc), demand_source=spec.demand_source)
 
 
 def size_interval(sc: ScenarioSpec) -> SizeInterval:

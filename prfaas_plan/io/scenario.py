@@ -352,7 +352,7 @@ def _description(spec: BaseModel, tf: Any) -> dict[str, Any]:
 def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | None = None) -> ScenarioSpec:
     from dataclasses import replace
 
-    from prfaas_plan.io.sizing import sizing_spec
+    from prfaas_plan.io.sizing import sizing_spec, trace_demand
     from prfaas_plan.io.topology import check_form, link_spec, topology, two_clusters
 
     source = str(path)
@@ -444,6 +444,6 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | Non
         control=_control(sc.control),
         path=source,
         profile_gpus=profile_gpus,
-        sizing=None if sc.sizing is None else sizing_spec(
-            sc.sizing, lambda name, at: named(gpu, name, catalog, placed, at), placed, _prices(sc)),
+        sizing=None if sc.sizing is None else trace_demand(sizing_spec(
+            sc.sizing, lambda name, at: named(gpu, name, catalog, placed, at), placed, _prices(sc)), workload, placed),
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from prfaas_plan import units
 from prfaas_plan.errors import SpecError
@@ -10,6 +11,7 @@ from prfaas_plan.io.overrides import Placed
 from prfaas_plan.io.scenario_schema import Sizing, SizingRole
 from prfaas_plan.specs.hardware import GpuSpec, InstanceSpec
 from prfaas_plan.specs.sizing import LinkTier, Option, RoleOptions, SizingSpec
+from prfaas_plan.specs.topology import WorkloadSpec
 
 
 def _role(r: SizingRole, role: str, gpu: Callable[[str, str], GpuSpec], placed: Placed,
@@ -63,3 +65,16 @@ def sizing_spec(s: Sizing, gpu: Callable[[str, str], GpuSpec], placed: Placed,
         ttft_bounds=tuple(sorted(set(s.ttft_bounds))) if s.ttft_bounds else None,
     )
 
+
+
+def trace_demand(spec: SizingSpec, workload: WorkloadSpec, placed: Placed) -> SizingSpec:
+    """A trace given by --trace replaces the workload the file's sizing.demand was written for: the
+    demand is then the trace's mean rate, (n - 1) / span, and the spec says so; --demand still wins,
+    and a trace the file itself names keeps the file's demand."""
+    trace = workload.trace
+    if trace is None or placed.option_of("sizing.demand") or not placed.option_of("workload.input"):
+        return spec
+    if not trace.span_s > 0 or len(trace) < 2:
+        return spec
+    return replace(spec, demand_rps=(len(trace) - 1) / float(trace.span_s),
+                   demand_source="the trace's mean rate, (n - 1) / span; --demand to set another")

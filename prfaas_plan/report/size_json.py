@@ -51,6 +51,7 @@ def size_json(r: SizingResult) -> dict[str, Any]:
     best, hom = r.best, r.best_homogeneous
     return {
         "scenario": r.scenario, "model": r.model, "method": r.method, "demand_rps": r.demand_rps,
+        "demand_source": r.demand_source or "sizing.demand",
         "headroom": r.headroom, "target_rps": r.demand_rps / r.headroom,
         "ttft": None if r.ttft_bound_s is None else {"statistic": r.ttft_statistic, "bound_s": r.ttft_bound_s,
                                                      "value_s": r.ttft_s},

@@ -53,7 +53,8 @@ def _money(x: float | None) -> str:
 
 def _plan_tables(r: SizingResult) -> list[Any]:
     b = r.best
-    head = (f"size {r.scenario}: {r.model}, demand {num(r.demand_rps, 3)} req/s at headroom {r.headroom:g} "
+    source = f" ({r.demand_source})" if r.demand_source else ""
+    head = (f"size {r.scenario}: {r.model}, demand {num(r.demand_rps, 3)} req/s{source} at headroom {r.headroom:g} "
             f"(stages sized for {num(r.demand_rps / r.headroom, 3)} req/s), method {r.method}")
     rows, util = [], []
     if b.n_prfaas:

@@ -51,6 +51,8 @@ class SizingSpec:
     egress_price_per_byte: float = 0.0
     demand_factors: tuple[float, ...] = (0.25, 0.5, 1.0, 2.0, 4.0)
     ttft_bounds: tuple[float, ...] | None = None  # the cost-versus-TTFT frontier's; None: around the SLO
+    # where demand_rps came from, when not sizing.demand or --demand (a trace given by --trace: its rate)
+    demand_source: str | None = None
 
     @property
     def target_rps(self) -> float:
@@ -186,6 +188,7 @@ class SizingResult:
     candidates: int  # (kind, t) candidates weighed, over every prefill kind and site
     search_s: float
     interval: SizeInterval | None = None  # the cheapest fleet's cost at the stack's P10-P90 times
+    demand_source: str | None = None  # SizingSpec.demand_source
 
     @property
     def best_homogeneous(self) -> SizedPlan | None:
