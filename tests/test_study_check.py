@@ -141,6 +141,7 @@ def test_duration_text(seconds, text):
     assert api_study.duration_text(seconds) == text
 
 
+@pytest.mark.slow
 def test_an_eight_million_point_study_is_refused_at_once_without_yes(tmp_path):
     """The issue's 8,064,000 points: refused in seconds (a few points measured), naming the points,
     the time and --yes; nothing written, and memory never holds the points."""

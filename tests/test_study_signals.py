@@ -19,6 +19,8 @@ from typer.testing import CliRunner
 
 from prfaas_plan.cli import app
 
+pytestmark = pytest.mark.slow  # processes started and signalled, seconds each
+
 BIN = Path(sys.executable).parent / "prfaas-plan"
 DASK = Path(sys.executable).parent / "dask"
 STUDY = """scenario: paper-case-study

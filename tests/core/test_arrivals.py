@@ -98,6 +98,7 @@ def test_latency_on_a_near_poisson_trace_holds_against_its_replay():
         assert d["systems"][name]["ttft_p90_s"] == pytest.approx(s["simulated_ttft_p90_s"], rel=0.25)
 
 
+@pytest.mark.slow
 def test_latency_on_a_bursty_trace_says_the_analytic_model_does_not_hold():
     """The first 2,000 requests of the Azure LLM inference 2023 code trace (as published, see
     tests/fixtures/traces/README.md): bursts inside a minute (gaps' SCV 14.85) that the windows'
