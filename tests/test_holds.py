@@ -90,7 +90,8 @@ def test_size_local_prefill_stops_at_the_length_the_kind_holds():
     assert lw.prefill_why[sc.prfaas.instance.name] == ""  # 8xB200 holds it at 0.9 x 1,440 GB
 
 
-@pytest.mark.parametrize("command", [["optimize"], ["latency", "--rate", "1"], ["degrade"], ["report", "-o", "-"]])
+@pytest.mark.parametrize("command", [["optimize"], ["latency", "--rate", "1"], ["degrade"], ["thresholds"],
+                                     ["report", "-o", "-"]])
 def test_a_given_fleet_that_cannot_hold_the_weights_exits_1_naming_it(command, tmp_path):
     if command[0] == "report":
         command = ["report", "-o", str(tmp_path / "r.html")]

@@ -324,6 +324,8 @@ def thresholds(ref: str | None, catalog: Any, *, overrides: list[str] | None = N
         try:
             f = fleet(sc)
         except InfeasibleError as exc:
+            if exc.binding == "memory":  # a fleet that cannot hold the model, at every bandwidth
+                raise
             raise InfeasibleError(f"--bandwidths {text}: {exc}", binding=exc.binding) from None
         lam = f.capacity(f.star).lambda_max_rps
         for load in load_values:
