@@ -46,8 +46,8 @@ def sweep_settings(sc: ScenarioSpec) -> list[tuple[str, str, str]]:
     """(link name, swept key, the ranged --set) for each link: nominal / 100 .. 4 x nominal, log."""
     assert sc.topology is not None
     out = []
-    for i, lk in enumerate(sc.topology.links):
-        key = "link.bandwidth" if not sc.multi_site else f"links[{i}].bandwidth"
+    for lk in sc.topology.links:
+        key = lk.setting("bandwidth")
         b = lk.link.bandwidth_bytes_per_s
         lo, hi = _gbps_text(b / SWEEP_BELOW), _gbps_text(b * SWEEP_ABOVE)
         out.append((lk.name, key, f"{key}={lo}..{hi}:{SWEEP_POINTS}:log"))

@@ -54,6 +54,7 @@ from prfaas_plan.core.stages import offload_all_threshold
 from prfaas_plan.core.throughput import Method
 from prfaas_plan.errors import InfeasibleError, SpecError
 from prfaas_plan.io import patch
+from prfaas_plan.io.overrides import grid_point
 from prfaas_plan.io.scenario import TraceArg, load_scenario
 from prfaas_plan.specs.results import TopologyPoint, TopologyTiming
 from prfaas_plan.specs.scenario import ScenarioSpec
@@ -241,10 +242,9 @@ def descend(f: Fleet, rate_rps: float, stat: str
     return current, best[1], star[1]
 
 
-def _keys(base: patch.Loaded | None, sc: ScenarioSpec) -> list[str]:
-    one = base.file.sites is None if base is not None else not sc.multi_site
+def _keys(sc: ScenarioSpec) -> list[str]:
     assert sc.topology is not None
-    return ["link.bandwidth"] if one else [f"links[{i}].bandwidth" for i in range(len(sc.topology.links))]
+    return [lk.setting("bandwidth") for lk in sc.topology.links]
 
 
 def _patched(base: patch.Loaded, keys: list[str], texts: list[str]) -> ScenarioSpec | None:
@@ -266,15 +266,15 @@ def _specs(sc0: ScenarioSpec, ref: str | None, catalog: Any, *, overrides: list[
                         "every link's nominal bandwidth, e.g. 10%..100%:4:log", field="--bandwidths")
     nominal = [lk.link.bandwidth_bytes_per_s for lk in sc0.topology.links]
     base = patch.loaded(sc0, ref, catalog, overrides=overrides, trace=trace, method=method)
-    keys = _keys(base, sc0)
+    keys = _keys(sc0)
     if base is not None and not patch.agrees(sc0, _patched(base, keys, [f"{b!r}B/s" for b in nominal])):
         base = None  # the patch would not rebuild the scenario as loaded: reload every point
     for text, v in zip(texts, values, strict=True):
         point = [text] if grid == ABSOLUTE else [f"{v * b!r}B/s" for b in nominal]
         sc = _patched(base, keys, point) if base is not None else None
         yield sc if sc is not None else load_scenario(
-            ref, catalog, overrides=[*overrides, *(f"{k}={t}" for k, t in zip(keys, point, strict=True))],
-            method=method, trace=trace)
+            ref, catalog, overrides=overrides, method=method, trace=trace,
+            points=[grid_point(k, t, "--bandwidths") for k, t in zip(keys, point, strict=True)])
 
 
 def _entries(f: Fleet, load: float, choice: tuple[int, ...], timing: TopologyTiming | None,

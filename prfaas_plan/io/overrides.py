@@ -23,6 +23,9 @@ class Override:
     value: Any
     option: str  # --set, --trace, --method
     implied: bool = False  # a consequence of another option (--trace clears output_tokens): may be set again
+    # a point of the command's own grid (degrade's levels, thresholds' bandwidths): replaces what the
+    # file or an earlier option gave at its key, a bandwidth law from --set as one from the file
+    replaces: bool = False
 
     @property
     def label(self) -> str:
@@ -40,6 +43,12 @@ def parse_set(item: str) -> Override:
         raise SpecError(f"empty part in the key {key!r}", field="--set")
     key = ".".join(p.strip() for p in key.split("."))
     return Override(key, _value(raw, key), "--set")
+
+
+def grid_point(key: str, text: str, option: str) -> Override:
+    """``key=text`` set by a command at a point of its grid, named by the ``option`` that asked for
+    it (``--levels``); it replaces the scenario's value there, wherever that came from."""
+    return Override(key, _value(text, key), option, replaces=True)
 
 
 def _value(raw: str, key: str) -> Any:
@@ -139,7 +148,7 @@ def apply(data: dict[str, Any], overrides: list[Override], source: str) -> Place
     done: list[Override] = []
     for ov in overrides:
         for prev in done:  # a value given twice, or replaced by a section or inside one: refuse
-            if not prev.implied and _overlap(prev, ov):
+            if not prev.implied and not ov.replaces and _overlap(prev, ov):
                 same = (prev.key, prev.option) == (ov.key, ov.option)
                 what = f"given twice ({_short(prev.value)}, then {_short(ov.value)})" if same else \
                     f"would replace what {prev.label} gave; give one"
