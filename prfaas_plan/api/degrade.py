@@ -298,6 +298,22 @@ def _at_bandwidth(base: patch.Loaded | None, run: _Run, key: str, text: str) -> 
                                                    points=[grid_point(key, text, "--levels")])
 
 
+def _check_bandwidths(sc: ScenarioSpec, levels: Sequence[float]) -> None:
+    """Every level above 0 is a bandwidth the planner reads on every link, refused before any work
+    naming ``--levels`` (5e-324 of 100 Gbps is below the smallest normal float in bytes/s)."""
+    assert sc.topology is not None
+    for lk in sc.topology.links:
+        for level in levels:
+            text = _bandwidth_text(level * lk.link.bandwidth_bytes_per_s)
+            try:
+                if level > 0:
+                    units.parse_bandwidth(text)
+            except units.UnitError:
+                raise SpecError(f"level {level:g} of {lk.name}'s {_bandwidth_text(lk.link.bandwidth_bytes_per_s)} "
+                                f"is {text}, too small a bandwidth to compute with ({units.SUBNORMAL} in bytes/s); "
+                                "0 is the link down", field="--levels") from None
+
+
 @dataclass(frozen=True, slots=True)
 class _Run:
     """What every link's levels share: the scenario as loaded, its plan, the rate, the patch base."""
@@ -366,6 +382,7 @@ def degrade(ref: str | None, catalog: Any, *, overrides: list[str] | None = None
     sc = load_scenario(ref, catalog, overrides=overrides, method=method)
     topo = sc.topology
     assert topo is not None
+    _check_bandwidths(sc, levels)
     nominal = replanned(sc)
     if rate_rps is None:
         rate_rps = (DEFAULT_LOAD if load is None else load) * nominal.lambda_max_rps

@@ -48,21 +48,22 @@ def require_fleet(sc: ScenarioSpec, local: InstanceSpec, *, homogeneous: bool = 
     its prefill service at the longest request, the PD instances at the decode context (every
     length when they serve homogeneous PD, prefilling everything themselves)."""
     top = longest(sc.workload.lengths)
-    roles = [("prefill service (clusters.prfaas)", sc.prfaas.instance, top)]
+    roles = [(f"prefill {_where(sc, sc.prfaas.instance)}", sc.prfaas.instance, top)]
     if homogeneous:
         roles.append(("homogeneous baseline (baselines.homogeneous)", local, top))
     elif not (sc.decode.pinned or measured(sc, local)):
-        roles.append((f"PD site {_site(sc, local)}", local, decode_context(sc)))
+        roles.append((f"PD {_where(sc, local)}", local, decode_context(sc)))
     for role, inst, tokens in roles:
         h = prefill_holding(sc, inst, tokens)
         if h is not None:
             raise InfeasibleError(f"{role}: {h.why()}", binding="memory")
 
 
-def _site(sc: ScenarioSpec, local: InstanceSpec) -> str:
+def _where(sc: ScenarioSpec, inst: InstanceSpec) -> str:
+    """How the scenario names the pool of ``inst``: ``service (clusters.prfaas)``, ``site NAME (sites.NAME)``."""
     topo = sc.topology
     if topo is not None:
-        for s in topo.sites:
-            if s.cluster.instance is local:
-                return s.name
-    return "local (clusters.local)"
+        for s in (topo.prefill, *topo.sites):
+            if s.cluster.instance is inst and s.name not in ("prfaas", "local"):
+                return f"site {s.name} (sites.{s.name})"
+    return "service (clusters.prfaas)" if inst is sc.prfaas.instance else "site local (clusters.local)"

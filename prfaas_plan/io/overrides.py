@@ -142,6 +142,24 @@ def _indexed(node: Any, part: str, ov: Override, source: str) -> tuple[Any, Any]
     return seq, i
 
 
+_NAMED = {"sites": "site"}  # mappings of the user's own names: a key inside one names an entry it has
+
+
+def _known_entry(data: dict[str, Any], parts: list[str], ov: Override) -> None:
+    """A --set into a field of a named entry the scenario lacks (``sites.prefil-east.hardware``, a
+    typo) is refused naming the entry and the known ones; an entry given whole may be new."""
+    if len(parts) < 3 or parts[0] not in _NAMED:
+        return
+    entries = data.get(parts[0])
+    if entries is None and parts[0] == "sites" and "clusters" in data:
+        raise SpecError(f"the scenario gives clusters and link, no sites: set clusters.prfaas.{parts[-1]} or "
+                        f"clusters.local.{parts[-1]}", field=ov.label)
+    if isinstance(entries, dict) and entries and parts[1] not in entries:
+        what = _NAMED[parts[0]]
+        raise SpecError(f"no {what} named {parts[1]!r} ({parts[0]}: {', '.join(map(str, entries))}); a new {what} "
+                        f"is given whole: --set '{parts[0]}.{parts[1]}={{...}}'", field=ov.label)
+
+
 def apply(data: dict[str, Any], overrides: list[Override], source: str) -> Placed:
     out = copy.deepcopy(data)
     origins: dict[str, str] = {}
@@ -156,6 +174,7 @@ def apply(data: dict[str, Any], overrides: list[Override], source: str) -> Place
         done.append(ov)
         node = out
         parts = ov.key.split(".")
+        _known_entry(out, parts, ov)
         for i, part in enumerate(parts[:-1]):
             node, part = _indexed(node, part, ov, source)
             child = node[part] if isinstance(node, list) else node.get(part)
