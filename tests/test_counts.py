@@ -4,32 +4,15 @@ holds an int (or null), never 8.0 (issue 26: `"n_prfaas": 8.0` in optimize on tw
 from __future__ import annotations
 
 import json
-import re
-from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from prfaas_plan.cli import app
+from tests.fuzz.harness import counts
 
 runner = CliRunner()
-# n_prfaas, n_p, n_d, instances, extra_instances, max_prfaas_instances, ...; not *_busy (a mean of busy instances)
-COUNT = re.compile(r"^(n_[a-z_]*|([a-z_]*_)?instances)$")
 QUANTILE = "link.bandwidth={kind: quantiles, p50: 100Gbps, p10: 20Gbps}"
-
-
-def counts(obj: Any, path: str = "") -> list[tuple[str, Any]]:
-    """Every (path, value) under a count key."""
-    out = []
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            if isinstance(k, str) and COUNT.match(k) and not isinstance(v, dict | list):
-                out.append((f"{path}.{k}", v))
-            out += counts(v, f"{path}.{k}")
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            out += counts(v, f"{path}[{i}]")
-    return out
 
 
 @pytest.mark.parametrize("args", [

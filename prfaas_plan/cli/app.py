@@ -38,10 +38,9 @@ def _warnings(caught: list[warnings.WarningMessage]) -> None:
 class _Group(TyperGroup):
     def invoke(self, ctx: typer.Context):  # type: ignore[override]
         with warnings.catch_warnings(record=True) as caught:  # the filters as they are, only shown as lines
-            try:
-                return self._invoke(ctx)
-            finally:
-                _warnings(caught)
+            out = self._invoke(ctx)  # an error is its one line alone: the warnings before it are not shown
+        _warnings(caught)
+        return out
 
     def _invoke(self, ctx: typer.Context):  # type: ignore[no-untyped-def]
         try:
