@@ -82,8 +82,8 @@ def timing(sc: ScenarioSpec, local: InstanceSpec | None = None, *, homogeneous: 
     """The service laws on the scenario's prefill service and ``local`` (its PD instances by
     default); exits 1 first when an instance cannot hold the model (``api.holds``), the PD
     instances of homogeneous PD at every length."""
+    require_fleet(sc, local or sc.local.instance, homogeneous=homogeneous)
     local = local or sc.local.instance
-    require_fleet(sc, local, homogeneous=homogeneous)
     gpu_of = gpu_lookup(known=[c.instance.gpu for c in (sc.prfaas, sc.local, sc.homogeneous) if c])
     tp = scaled(prefill_timer(sc.model, sc.prfaas.instance, gpu_of=gpu_of), sc.time_scale[0])
     tl = scaled(prefill_timer(sc.model, local, gpu_of=gpu_of), sc.time_scale[0])
