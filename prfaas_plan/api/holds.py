@@ -3,7 +3,8 @@
 A prefill instance holds the weights and the KV of the longest request it must prefill; a decode
 instance the weights and one request's KV at the decode context (``api.plan.decode_rate``). A
 measurement of the model on an instance kind (a prefill profile, or a pinned decode on the PD
-site's own kind) shows the engine held it there, so it is not second-guessed by the check.
+site's own kind, which homogeneous PD on that kind shares) shows the engine held it there, so it
+is not second-guessed by the check.
 """
 
 from __future__ import annotations
@@ -49,14 +50,19 @@ def require_fleet(sc: ScenarioSpec, local: InstanceSpec, *, homogeneous: bool = 
     length when they serve homogeneous PD, prefilling everything themselves)."""
     top = longest(sc.workload.lengths)
     roles = [(f"prefill {_where(sc, sc.prfaas.instance)}", sc.prfaas.instance, top)]
-    if homogeneous:
+    pinned = sc.decode.pinned and _same_kind(local, sc.local.instance)  # a decode measured on this kind
+    if homogeneous and not pinned:
         roles.append(("homogeneous baseline (baselines.homogeneous)", local, top))
-    elif not (sc.decode.pinned or measured(sc, local)):
+    elif not (homogeneous or pinned or measured(sc, local)):
         roles.append((f"PD {_where(sc, local)}", local, decode_context(sc)))
     for role, inst, tokens in roles:
         h = prefill_holding(sc, inst, tokens)
         if h is not None:
             raise InfeasibleError(f"{role}: {h.why()}", binding="memory")
+
+
+def _same_kind(a: InstanceSpec, b: InstanceSpec) -> bool:
+    return a.gpu.name.lower() == b.gpu.name.lower() and a.gpus == b.gpus
 
 
 def _where(sc: ScenarioSpec, inst: InstanceSpec) -> str:
