@@ -47,7 +47,7 @@ def latency(
     from prfaas_plan.specs.run import check, parse
 
     args = check(parse(rate=rate, load=load, requests=None, duration=None, seed=None))  # before any work
-    rate_rps, load_f = args.rate_rps, args.load
+    rate, load = args.rate_rps, args.load  # type: ignore[assignment]  # the options read: req/s, a fraction
     sc = load_scenario(scenario, catalog_from(catalog), overrides=set_, method=_method(method),
                        trace=trace_arg(trace, trace_format, model_filter))
     if sc.multi_site:
@@ -55,10 +55,10 @@ def latency(
         from prfaas_plan.report.latency_json import topology_latency_json
         from prfaas_plan.report.views_topology import emit_topology_latency
 
-        tr = topology_systems.latency(sc, rate_rps=rate_rps, load=load_f)
+        tr = topology_systems.latency(sc, rate_rps=rate, load=load)
         emit_topology_latency(fmt, tr, topology_latency_json(tr))
         return
     from prfaas_plan.report.latency_json import latency_json
 
-    r = api_latency.latency(sc, rate_rps=rate_rps, load=load_f)
+    r = api_latency.latency(sc, rate_rps=rate, load=load)
     views_latency.emit_latency(fmt, r, latency_json(r))
