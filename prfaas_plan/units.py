@@ -120,6 +120,7 @@ def tokens_to_k(tokens):
 
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _QUANTITY_RE = re.compile(rf"^\s*({_NUMBER})\s*([A-Za-zµμ/][^\s]*)?\s*$")
+QUANTITY = _QUANTITY_RE  # a number with an optional unit, as split_quantity reads it
 _NON_FINITE_RE = re.compile(r"^\s*[-+]?(inf|infinity|nan)\b", re.IGNORECASE)
 
 _DECIMAL_PREFIX = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
@@ -313,6 +314,42 @@ def parse_count(text: str | float | int) -> float:
     if value < 0:
         raise UnitError(f"{_shown(text)} is a negative parameter count")
     return value * scale
+
+
+_QUANTITIES: dict[str, tuple[str, dict[str, float]]] = {
+    "size": ("a size", SIZE_UNITS), "time": ("a time", DURATION_UNITS), "rate": ("a request rate", RATE_UNITS),
+    "bandwidth": ("a bandwidth", {u: v[0] for u, v in BANDWIDTH_UNITS.items()})}
+
+
+def parse_in(text: str | float, unit: str) -> float:
+    """A number in ``unit`` (GiB, ms, rps, Gbps, ...): a plain number is one in ``unit``, one with a
+    unit of the same quantity is converted to it (``10GB`` in GiB: 9.31); another unit is refused,
+    saying which unit is taken (the caller names the option)."""
+    what, table = next((w, t) for w, t in _QUANTITIES.values() if unit in t)
+    value, given = split_quantity(text)
+    if not given:
+        return value
+    if given not in table:
+        raise UnitError(f"{_shown(text)} is not in {unit}: give a number of {unit} or {what} with its unit "
+                        f"(e.g. {value:g}{unit})")
+    out = value * table[given] / table[unit]
+    if not math.isfinite(out) or subnormal(out):
+        raise UnitError(f"{_shown(text)} is {out:g} {unit}, beyond what a float carries")
+    return out
+
+
+def parse_fraction(text: str | float) -> float:
+    """A fraction: a plain number (0.5) or a percentage (50%)."""
+    t = text.strip() if isinstance(text, str) else text
+    if isinstance(t, str) and t.endswith("%"):
+        try:
+            return parse_number(t[:-1]) / 100
+        except UnitError:
+            raise UnitError(f"{_shown(text)} is not a percentage (e.g. 50%)") from None
+    try:
+        return parse_number(t)
+    except UnitError:
+        raise UnitError(f"{_shown(text)} is not a fraction (0.5) or a percentage (50%)") from None
 
 
 def unit_kind(unit: str) -> str | None:

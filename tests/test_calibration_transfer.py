@@ -317,12 +317,21 @@ def test_scaled_profile_keeps_the_ordering_against_the_measurement():
 
 
 @pytest.mark.parametrize(("hardware", "lam", "source"), [
-    ("H100", 3.125, "scaled"), ("H200", 3.300251355675281, "measured"), ("B200", 4.6875, "scaled")])
+    ("H200", 3.300251355675281, "measured"), ("B200", 4.6875, "scaled")])
 def test_case_study_with_the_prfaas_cluster_moved(hardware, lam, source):
-    """Before: H100 analytic on the optimistic defaults gave 3.906 req/s, above H200's measured 3.300."""
+    """Before: H100 analytic on the optimistic defaults gave 3.906 req/s, above H200's measured 3.300;
+    8xH100 no longer plans at all: 931 GiB of fp8 weights are more than 0.9 x 8 x 80 GB (issue 26)."""
     d = _json("optimize", "--set", f"clusters.prfaas.hardware={hardware}")
     assert d["best"]["lambda_max_rps"] == pytest.approx(lam, rel=1e-9)
     assert d["sources"][f"prefill 8x{hardware}"].startswith(f"{source}: PrfaaS paper Table 5, measured on 8xH200")
+
+
+def test_case_study_on_8xh100_cannot_hold_the_weights():
+    res = runner.invoke(app, ["optimize", "--set", "clusters.prfaas.hardware=H100"])
+    assert res.exit_code == 1
+    assert res.stderr == ("error: prefill service (clusters.prfaas): 8xH100 cannot hold internal-1t: the weights "
+                          "(931 GiB) and one request's KV at 131,072 tokens (2.28 GiB) do not fit in 0.9 of its "
+                          "596 GiB of HBM (536 GiB)\n")
 
 
 # ---------------------------------------------------------------------------------------------

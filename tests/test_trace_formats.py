@@ -38,7 +38,11 @@ def test_loader_api_each_format(tmp_path):
     assert (g.filtered_out, g.failed_excluded, g.trace.input_tokens.tolist()) == (2, 0, [417])
     d = load_trace(_file(tmp_path, "d.jsonl", BAILIAN))
     assert (d.format, d.has_hashes, d.trace.block_tokens) == ("bailian", True, 16)
-    assert load_trace(tmp_path / "d.jsonl", block_tokens=32).trace.block_tokens == 32
+    assert load_trace(tmp_path / "d.jsonl", block_tokens=8).trace.block_tokens == 8
+    # 3 ids of 32-token blocks are 96 tokens: more than the row's 40 (at most ceil(40 / 32) = 2 ids)
+    with pytest.raises(SpecError, match=r"line 1: hash_ids: 3 ids are 96 tokens of 32-token blocks \(block_tokens\), "
+                                        r"more than input_length 40 holds \(at most 2\)"):
+        load_trace(tmp_path / "d.jsonl", block_tokens=32)
 
 
 def test_loader_refuses(tmp_path):
@@ -161,8 +165,8 @@ def test_forcing_a_format(tmp_path):
     assert res.exit_code == 2 and "shows a burstgpt trace, not azure" in res.stderr
     # the format and the block size given in the scenario's fields, through --set
     d = _optimize("--trace", str(TRACES / "bailian.jsonl"), "--trace-format", "bailian",
-                  "--set", "workload.input.block_tokens=32")["workload"]
-    assert d["distribution"]["block_tokens"] == 32 and d["distribution"]["format"] == "bailian"
+                  "--set", "workload.input.block_tokens=8")["workload"]
+    assert d["distribution"]["block_tokens"] == 8 and d["distribution"]["format"] == "bailian"
 
 
 def test_burstgpt_model_filter_and_failures():
@@ -283,7 +287,7 @@ def test_a_trace_is_read_once_per_process_until_it_changes(tmp_path):
     with recording() as reads:
         b = load_trace(f)
     assert b is a and str(f) in reads
-    assert load_trace(f, block_tokens=32) is not a  # other options, another read
+    assert load_trace(f, block_tokens=8) is not a  # other options, another read
     lines = f.read_text().splitlines()
     f.write_text("\n".join(lines[:-1]) + "\n")
     c = load_trace(f)

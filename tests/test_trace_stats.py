@@ -298,3 +298,18 @@ def test_figure_is_written(tmp_path: Path, suffix: str) -> None:
     out2 = tmp_path / f"azure{suffix}"
     assert _run(str(tmp_path / "a.csv"), "--plot", str(out2)).exit_code == 0
     assert out2.stat().st_size > 1000
+
+
+@pytest.mark.parametrize(("ids", "ok"), [(1, True), (2, False), (5, False)])
+def test_hash_ids_beyond_the_input_length_are_refused(tmp_path: Path, ids: int, ok: bool) -> None:
+    """100 tokens are ceil(100 / 512) = 1 Mooncake block: a second id claims 1,024 tokens."""
+    f = tmp_path / "t.jsonl"
+    f.write_text('{"timestamp": 0, "input_length": 600, "output_length": 1, "hash_ids": [7, 8]}\n'
+                 f'{{"timestamp": 5, "input_length": 100, "output_length": 1, "hash_ids": {list(range(ids))}}}\n')
+    res = _run(str(f))
+    if ok:
+        assert res.exit_code == 0, res.output
+        return
+    assert res.exit_code == 2 and res.stdout == ""
+    assert res.stderr == (f"error: {f}: line 2: hash_ids: {ids} ids are {ids * 512:,} tokens of 512-token blocks, "
+                          "more than input_length 100 holds (at most 1)\n")

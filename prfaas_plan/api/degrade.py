@@ -46,6 +46,7 @@ from prfaas_plan.core import latency as lat
 from prfaas_plan.core.throughput import Method, OperatingPoint, operating_point, routing
 from prfaas_plan.errors import SpecError
 from prfaas_plan.io import patch
+from prfaas_plan.io.overrides import grid_point
 from prfaas_plan.io.scenario import load_scenario
 from prfaas_plan.specs.degrade import (
     Capacity,
@@ -293,8 +294,24 @@ def _at_bandwidth(base: patch.Loaded | None, run: _Run, key: str, text: str) -> 
     """The scenario with ``--set key=text``: the loaded spec patched, or loaded afresh where a
     patch cannot prove it is the loader's (as `sweep`)."""
     sc = patch.point(base, key, text) if base is not None else None
-    return sc if sc is not None else load_scenario(run.ref, run.catalog, overrides=[*run.overrides, f"{key}={text}"],
-                                                   method=run.method)
+    return sc if sc is not None else load_scenario(run.ref, run.catalog, overrides=run.overrides, method=run.method,
+                                                   points=[grid_point(key, text, "--levels")])
+
+
+def _check_bandwidths(sc: ScenarioSpec, levels: Sequence[float]) -> None:
+    """Every level above 0 is a bandwidth the planner reads on every link, refused before any work
+    naming ``--levels`` (5e-324 of 100 Gbps is below the smallest normal float in bytes/s)."""
+    assert sc.topology is not None
+    for lk in sc.topology.links:
+        for level in levels:
+            text = _bandwidth_text(level * lk.link.bandwidth_bytes_per_s)
+            try:
+                if level > 0:
+                    units.parse_bandwidth(text)
+            except units.UnitError:
+                raise SpecError(f"level {level:g} of {lk.name}'s {_bandwidth_text(lk.link.bandwidth_bytes_per_s)} "
+                                f"is {text}, too small a bandwidth to compute with ({units.SUBNORMAL} in bytes/s); "
+                                "0 is the link down", field="--levels") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,7 +335,7 @@ def _link(run: _Run, i: int, levels: Sequence[float], reference: dict[str, Any])
     site, lk = topo.sites[i], topo.links[i]
     m = Method(sc.search.method)
     models, _ = site_models(sc)
-    key = f"links[{i}].bandwidth" if sc.multi_site else "link.bandwidth"
+    key = lk.setting("bandwidth")
     base = run.base
     nominal_text = _bandwidth_text(lk.link.bandwidth_bytes_per_s)
     if base is not None and not patch.agrees(sc, patch.point(base, key, nominal_text)):
@@ -365,6 +382,7 @@ def degrade(ref: str | None, catalog: Any, *, overrides: list[str] | None = None
     sc = load_scenario(ref, catalog, overrides=overrides, method=method)
     topo = sc.topology
     assert topo is not None
+    _check_bandwidths(sc, levels)
     nominal = replanned(sc)
     if rate_rps is None:
         rate_rps = (DEFAULT_LOAD if load is None else load) * nominal.lambda_max_rps

@@ -111,11 +111,11 @@ def parse_hold(items: Sequence[str]) -> dict[str, float]:
         key = key.strip()
         if not sep or key not in HOLD_KEYS:
             raise SpecError(f"{item!r}: expected KEY=VALUE with KEY one of {', '.join(HOLD_KEYS)}", field="--hold")
-        try:
-            number = units.parse_number(value)  # inf and nan refused (inf overhead was a traceback)
+        name, scale = HOLD_KEYS[key]
+        try:  # inf and nan refused (inf overhead was a traceback); 400, 400ms or 0.4s; 0.7 or 70%
+            number = units.parse_fraction(value) if scale == 1.0 else units.parse_in(value, "ms")
         except ValueError as exc:
             raise SpecError(f"{item!r}: {exc}", field="--hold") from None
-        name, scale = HOLD_KEYS[key]
         if scale == 1.0 and not 0 < number <= 1:  # an efficiency: a fraction of peak
             raise SpecError(f"{item!r}: {key} must be in (0, 1]", field="--hold")
         if number < 0:

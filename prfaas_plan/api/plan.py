@@ -12,8 +12,10 @@ import numpy as np
 
 from prfaas_plan import units
 from prfaas_plan.api import staging
+from prfaas_plan.api.holds import decode_context, require_fleet
 from prfaas_plan.api.perf import gpu_lookup
 from prfaas_plan.core import kv
+from prfaas_plan.core.memory import holding
 from prfaas_plan.core.optimize import Search, Space, offload_all_threshold, search
 from prfaas_plan.core.profile import EXTRAPOLATION
 from prfaas_plan.core.throughput import Curves, Method, OperatingPoint, operating_point, routing
@@ -61,13 +63,12 @@ def decode_rate(sc: ScenarioSpec, instance: InstanceSpec) -> tuple[float, dict[s
         return bs / (step * sc.workload.output_tokens), {"mode": "pinned", "bs_max": bs, "t_decode_s": step}
     from prfaas_plan.core.decode import decode_capacity
 
-    context = sc.workload.input_total_mean + sc.workload.output_tokens
+    context = decode_context(sc)
     cap = decode_capacity(sc.model, instance, tpot_s=tpot, context=context, output_tokens=sc.workload.output_tokens,
                           memory_fraction=sc.decode.memory_fraction)
     if cap.bs_max < 1:
-        why = {"weights": f"the weights ({units.bytes_to_gib(sc.model.weights_bytes_total):,.0f}"
-                          f" GiB) do not fit in {sc.decode.memory_fraction:g} of the instance's HBM",
-               "overhead": f"even batch 1 takes {units.s_to_ms(cap.step_s):.1f} ms per step"}[cap.binding]
+        why = (holding(sc.model, instance, context, memory_fraction=sc.decode.memory_fraction).why()
+               if cap.binding == "weights" else f"even batch 1 takes {units.s_to_ms(cap.step_s):.1f} ms per step")
         raise InfeasibleError(
             f"decode: no batch meets the SLO of {sc.decode_tokens_per_s:g} tokens/s "
             f"({units.s_to_ms(tpot):g} ms per token) on {instance.name} at {context:,.0f} tokens of context: {why}",
@@ -77,7 +78,11 @@ def decode_rate(sc: ScenarioSpec, instance: InstanceSpec) -> tuple[float, dict[s
                                 "bs_memory": cap.bs_memory}
 
 
-def timing(sc: ScenarioSpec, local: InstanceSpec | None = None) -> Timing:
+def timing(sc: ScenarioSpec, local: InstanceSpec | None = None, *, homogeneous: bool = False) -> Timing:
+    """The service laws on the scenario's prefill service and ``local`` (its PD instances by
+    default); exits 1 first when an instance cannot hold the model (``api.holds``), the PD
+    instances of homogeneous PD at every length."""
+    require_fleet(sc, local or sc.local.instance, homogeneous=homogeneous)
     local = local or sc.local.instance
     gpu_of = gpu_lookup(known=[*(c.instance.gpu for c in (sc.prfaas, sc.local, sc.homogeneous) if c), *sc.profile_gpus])
     tp = scaled(prefill_timer(sc.model, sc.prfaas.instance, gpu_of=gpu_of), sc.time_scale[0])
@@ -164,7 +169,7 @@ def _cost(price_per_hour: float | None, lam: float) -> float | None:
 
 def homogeneous_splits(sc: ScenarioSpec, cluster: ClusterSpec, method: Method) -> tuple[Timing, list[OperatingPoint]]:
     """Homogeneous PD, every request prefilled locally at its full length: each integer split N_p / N_d."""
-    t = timing(sc, cluster.instance)
+    t = timing(sc, cluster.instance, homogeneous=True)
     r = routing(sc.workload.lengths, t.curves, [sc.workload.lengths.hi], method)
     return t, [operating_point(r, 0, n_prfaas=0, n_p=n_p, n_d=cluster.instances - n_p, link_bytes_per_s=1.0,
                                decode_rps_per_instance=t.decode_rps_per_instance)

@@ -25,6 +25,8 @@ from prfaas_plan.errors import SpecError
 from prfaas_plan.sim.replay import POLICIES, RULE, TABLE, BandwidthSeries, TableLookup
 from prfaas_plan.sim.result import SimResult
 from prfaas_plan.sim.run import simulate
+from prfaas_plan.specs.run import MAX_REQUESTS, RunArgs, check_size
+from prfaas_plan.specs.run import check as run_check
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.system import ControlConfig
 
@@ -51,8 +53,11 @@ def series_from_law(sc: ScenarioSpec, law: Any) -> BandwidthSeries:
     return series_of(sc, [t - t0 for t in law.times_s], law.series_bytes_per_s)
 
 
-def lookup(table: Any, site: str = "local") -> TableLookup:
-    """One site's rows of a ``specs.thresholds.ThresholdTable`` as the router reads them."""
+def lookup(table: Any, site: str | None = None) -> TableLookup:
+    """One site's rows of a ``specs.thresholds.ThresholdTable`` as the router reads them (None:
+    its only PD site, ``local`` or the one a ``sites:`` scenario names)."""
+    if site is None:
+        site = next(iter(table.sites))
     rows: dict[float, list[tuple[float, float]]] = {}
     split: dict[float, int] = {}
     for e in table.sites[site]:
@@ -105,14 +110,34 @@ def table_for(ref: str | None, catalog: Any, overrides: list[str], sc: ScenarioS
     return thresholds(ref, catalog, overrides=overrides, bandwidths=texts, loads=LOADS)
 
 
+def run_size(sc: ScenarioSpec, series: BandwidthSeries, *, rate_rps: float | None = None,
+             load: float | None = None, duration_s: float | None = None, source: str | None = None
+             ) -> tuple[float, float]:
+    """(rate, seconds of arrivals) of the runs, refused before any work: a rate, load or duration
+    out of range (naming the option given), a run past ``MAX_REQUESTS`` (naming ``--duration`` or
+    the series, ``source``, whose span sets it)."""
+    run_check(RunArgs(rate_rps=rate_rps, load=load, duration_s=duration_s))
+    c = systems(sc, which=(PRFAAS,))[PRFAAS]
+    rate = rate_rps if rate_rps is not None else (load if load is not None else 0.7) * c.capacity_rps
+    if duration_s is not None:
+        check_size(rate, RunArgs(duration_s=duration_s))
+        return rate, duration_s
+    span = series.span_s
+    if rate * span > MAX_REQUESTS:
+        raise SpecError(f"the series lasts {span:.4g} s (its last value held as long as the first): at "
+                        f"{rate:.4g} req/s that is about {rate * span:.3g} "
+                        f"requests per policy; a run takes at most {MAX_REQUESTS:,}: give --duration <= "
+                        f"{MAX_REQUESTS / rate:.4g} s (or a shorter series)", source=source or "--series")
+    return rate, span
+
+
 def replay(sc: ScenarioSpec, series: BandwidthSeries, *, rate_rps: float | None = None, load: float | None = None,
            duration_s: float | None = None, seed: int = 0, policies: tuple[str, ...] = POLICIES,
            table: TableLookup | None = None, window_s: float = 300.0) -> ReplayResult:
     """The plan under each policy on ``series``, the same arrivals for each (seed)."""
     check(sc, policies)
+    rate, span = run_size(sc, series, rate_rps=rate_rps, load=load, duration_s=duration_s)
     c = systems(sc, which=(PRFAAS,))[PRFAAS]
-    rate = rate_rps if rate_rps is not None else (load if load is not None else 0.7) * c.capacity_rps
-    span = duration_s if duration_s is not None else series.span_s
     runs = []
     for policy in policies:
         control = sc.control

@@ -8,13 +8,13 @@ do). ``report.html.render`` turns the result into one page with the commands' ow
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
 
 from prfaas_plan import __version__, units
-from prfaas_plan.errors import InfeasibleError, SpecError
+from prfaas_plan.errors import InfeasibleError, PrfaasError, SpecError
 from prfaas_plan.report.report_data import ReportData, Sweep, TtftCdf
 from prfaas_plan.specs.scenario import ScenarioSpec
 
@@ -46,8 +46,8 @@ def sweep_settings(sc: ScenarioSpec) -> list[tuple[str, str, str]]:
     """(link name, swept key, the ranged --set) for each link: nominal / 100 .. 4 x nominal, log."""
     assert sc.topology is not None
     out = []
-    for i, lk in enumerate(sc.topology.links):
-        key = "link.bandwidth" if not sc.multi_site else f"links[{i}].bandwidth"
+    for lk in sc.topology.links:
+        key = lk.setting("bandwidth")
         b = lk.link.bandwidth_bytes_per_s
         lo, hi = _gbps_text(b / SWEEP_BELOW), _gbps_text(b * SWEEP_ABOVE)
         out.append((lk.name, key, f"{key}={lo}..{hi}:{SWEEP_POINTS}:log"))
@@ -128,7 +128,7 @@ def report(ref: str | None, catalog: Any, *, overrides: list[str] | None = None,
             sweeps.append(Sweep(link=link, setting=setting, result=res))
             hook("sweep", sweeps[-1])
         except (SpecError, InfeasibleError) as exc:
-            notes.setdefault("sweep", []).append(f"sweep of {key} not shown: {exc}")
+            notes.setdefault("sweep", []).append(left_out(f"The sweep of {key}", exc, overrides))
 
     latency, latency_payload, cdf = _latency(sc, clock, notes)
     hook("cdf", cdf)
@@ -145,19 +145,37 @@ def report(ref: str | None, catalog: Any, *, overrides: list[str] | None = None,
             out |= {"sizing": sized, "sizing_payload": size_json(sized)}
             hook("sizing", sized)
         except (SpecError, InfeasibleError) as exc:
-            notes.setdefault("sizing", []).append(f"size: {exc}")
+            notes.setdefault("sizing", []).append(left_out("The cheapest fleet (`prfaas-plan size`)", exc, overrides))
     if trace is not None:
-        notes.setdefault("robustness", []).append("degrade takes no --trace: the link robustness section is left out")
+        notes.setdefault("robustness", []).append("The link robustness (`prfaas-plan degrade`) is left out: degrade "
+                                                  "takes no --trace")
     else:
         try:
             out["degrade"] = clock("degrade", api_degrade.degrade, ref, catalog, overrides=overrides, method=method)
         except (SpecError, InfeasibleError) as exc:
-            notes.setdefault("robustness", []).append(f"degrade: {exc}")
+            notes.setdefault("robustness", []).append(left_out("The link robustness (`prfaas-plan degrade`)", exc,
+                                                               overrides))
     return ReportData(scenario=sc, command=command, version=__version__, overrides=tuple(overrides),
                       trace=_trace_text(trace),
                       plan=plan.result, plan_payload=plan.payload, figure5=fig5, sweeps=tuple(sweeps),
                       latency=latency, latency_payload=latency_payload, latency_load=LATENCY_LOAD, cdf=cdf,
                       model=model, kv_rate=kv_rate, notes=notes, timings_s=clock.times, **out)
+
+
+def left_out(part: str, exc: PrfaasError, overrides: Sequence[str]) -> str:
+    """Why ``part`` is not on the page, in the user's terms: the reason without the command's own
+    prefix ("size: ...") and without an option the report passed itself (a ``--set`` the user did
+    not give, ``--levels``, ``--bandwidths``), which would read as the user's mistake."""
+    text = str(exc)
+    if isinstance(exc, SpecError) and exc.field and exc.field.startswith("--"):
+        option, _, key = exc.field.partition(" ")
+        given = option == "--set" and any(o.partition("=")[0].strip() == key.split(" ")[0] for o in overrides)
+        if not given:
+            text = f"{key}: {exc.message}" if key else exc.message
+    for prefix in ("size: ", "degrade: ", "latency: ", "simulate: "):
+        text = text.removeprefix(prefix)
+    kind = "no plan meets the constraints" if isinstance(exc, InfeasibleError) else "an input it refuses"
+    return f"{part} is left out: {kind}: {text}"
 
 
 def _latency(sc: ScenarioSpec, clock: _Clock, notes: dict[str, list[str]]) -> tuple[Any, dict[str, Any], Any]:
@@ -175,7 +193,7 @@ def _latency(sc: ScenarioSpec, clock: _Clock, notes: dict[str, list[str]]) -> tu
             r = clock("latency", api_latency.latency, sc, load=LATENCY_LOAD)
             payload = latency_json(r)
     except InfeasibleError as exc:
-        notes.setdefault("latency", []).append(f"latency: {exc}")
+        notes.setdefault("latency", []).append(left_out("The analytic TTFT (`prfaas-plan latency`)", exc, ()))
         return None, {}, None
     return r, payload, clock("ttft cdf", ttft_cdf, sc, r.rate_rps, r.load)
 
@@ -192,7 +210,8 @@ def _kv(sc: ScenarioSpec, catalog: Any, clock: _Clock, notes: dict[str, list[str
                    lengths=None, catalog=catalog, instances=inst.instances,
                    stack=inst.instance.gpu.efficiency.stack or None)  # the scenario's profile, not the default
     except SpecError as exc:
-        notes.setdefault("scenario", []).append(f"model show / kv-rate of {sc.model.name}: {exc}")
+        notes.setdefault("scenario", []).append(left_out(f"The KV story of {sc.model.name} (`prfaas-plan model show`,"
+                                                         " `kv-rate`)", exc, ()))
         return None, None
     return model, kv
 
@@ -215,7 +234,7 @@ def _simulate(sc: ScenarioSpec, clock: _Clock, notes: dict[str, list[str]]) -> d
             run = clock("simulate", api_sim.run_systems, sc, **args.keywords())
             payload = run.payload
     except (SpecError, InfeasibleError) as exc:
-        notes.setdefault("latency", []).append(f"simulate: {exc}")
+        notes.setdefault("latency", []).append(left_out("The simulated TTFT (`prfaas-plan simulate`)", exc, ()))
         return {}
     typed = run if sc.multi_site else run.result
     requests = typed.requests if sc.workload.trace is None else None  # None: the whole trace

@@ -222,7 +222,7 @@ def _robust_plan(sc: ScenarioSpec, name: str, planned_at: str, headline: bool, p
     sites = tuple(SiteConfig(site=s.name, threshold_tokens=float(c.t[0]), n_p=int(c.n_p[0]),
                              n_d=md.n_local - int(c.n_p[0]), p_offload=float(c.p[0]))
                   for s, md, c in zip(topo.sites, models, cands, strict=True))
-    return RobustPlan(name=name, planned_at=planned_at, headline=headline, n_prfaas=n_prfaas, sites=sites,
+    return RobustPlan(name=name, planned_at=planned_at, headline=headline, n_prfaas=round(n_prfaas), sites=sites,
                       at=tuple(at), expected_served_rps=math.fsum(served.tolist()),
                       fits_fraction=min(math.fsum(fits.tolist()), 1.0),
                       rate_rps=rate)

@@ -61,7 +61,11 @@ def _why(laws_: Laws, v: Variant, demand: float) -> str:
     """Which constraint keeps ``v`` from serving ``demand``, and what would lift it."""
     spec = laws_.spec
     lam = demand / spec.headroom
+    if v.prefill and all(laws_.prefill_why[o.name] for o in v.prefill):
+        return f"prefill service: no candidate holds the model ({'; '.join(laws_.prefill_why.values())})"
     for law in laws_.sites:
+        if v.columns == NONE and all(law.local_why[o.name] for o in v.local):
+            return f"prefill at {law.name}: {'; '.join(law.local_why[o.name] for o in v.local)}"
         if all(law.decode_rps[o.name] <= 0 for o in v.local):
             reasons = "; ".join(f"{o.name}: {law.decode_why[o.name].split(': ', 1)[-1]}" for o in v.local)
             return f"decode at {law.name}: no candidate meets the decode SLO ({reasons})"

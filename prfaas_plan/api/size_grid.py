@@ -16,10 +16,12 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
+from prfaas_plan.api import holds
 from prfaas_plan.api.perf import gpu_lookup
 from prfaas_plan.api.plan import _space, decode_rate, scaled
 from prfaas_plan.api.topology import site_scenario
 from prfaas_plan.core import kv
+from prfaas_plan.core.memory import fits
 from prfaas_plan.core.stages import offload_all_threshold
 from prfaas_plan.core.throughput import Curves, Method, routing
 from prfaas_plan.core.timers import prefill_timer
@@ -48,6 +50,7 @@ class SiteLaws:
     decode_rps: dict[str, float]  # kind -> per instance; 0: cannot decode (``decode_why``)
     decode_source: dict[str, str]
     decode_why: dict[str, str]
+    local_why: dict[str, str]  # kind -> why it cannot prefill the site's longest request ("": it can)
     all_column: int  # every request offloaded (p = 1)
     none_column: int  # none offloaded (p = 0)
 
@@ -58,6 +61,7 @@ class Laws:
     method: Method
     sites: tuple[SiteLaws, ...]
     kinds: dict[str, Option]  # every candidate kind of either role, by instance name
+    prefill_why: dict[str, str]  # prefill-service kind -> why it cannot hold the model ("": it can)
 
     @property
     def candidates(self) -> int:
@@ -98,12 +102,18 @@ def laws(sc: ScenarioSpec, spec: SizingSpec) -> Laws:
         hi = float(w.lengths.hi)
         t = np.concatenate([grid, [offload_all_threshold(w.lengths), hi]])
         long_t, long_s, short = {}, {}, {}
+        top = holds.longest(w.lengths)
+        local_why = {}
         for name, tm in timers.items():
             s_kv = tm.kv_bytes if tm.kv_bytes is not None else s_kv_engine
             r = routing(w.lengths, Curves(t_prfaas=tm, t_local=tm, s_kv=s_kv), t, method)  # type: ignore[arg-type]
             if name in prefill_kinds:
                 long_t[name], long_s[name] = r.t_long_s, r.s_long_bytes
-            short[name] = r.t_short_s  # homogeneous PD may run on any candidate kind
+            # homogeneous PD may run on any candidate kind; it prefills up to t: no candidate at a t whose
+            # longest local request the kind cannot hold beside the weights
+            short[name] = np.where(_holds_up_to(sc, kinds[name].instance, np.minimum(t, top)), r.t_short_s, np.inf)
+            h = holds.prefill_holding(sc, kinds[name].instance, top)
+            local_why[name] = h.why() if h else ""
             p = r.p  # the same for every kind
         si = site_scenario(sc, i)
         dec = {name: _decode(si, s.cluster.instance, o.instance) for name, o in kinds.items()}
@@ -114,5 +124,15 @@ def laws(sc: ScenarioSpec, spec: SizingSpec) -> Laws:
             s_long_bytes=long_s,
             t_short_s=short, decode_rps={k: v[0] for k, v in dec.items()},
             decode_source={k: v[1] for k, v in dec.items()}, decode_why={k: v[2] for k, v in dec.items()},
-            all_column=len(t) - 2, none_column=len(t) - 1))
-    return Laws(spec=spec, method=method, sites=tuple(sites), kinds=kinds)
+            local_why=local_why, all_column=len(t) - 2, none_column=len(t) - 1))
+    top = max(holds.longest(s.workload.lengths) for s in topo.sites if s.workload is not None)
+    pre_why = {o.name: holds.prefill_holding(sc, o.instance, top) for o in spec.prfaas.options}
+    return Laws(spec=spec, method=method, sites=tuple(sites), kinds=kinds,
+                prefill_why={k: h.why() if h else "" for k, h in pre_why.items()})
+
+
+def _holds_up_to(sc: ScenarioSpec, inst: InstanceSpec, lengths: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Per length: ``inst`` holds the weights and a request's KV at it (a measured kind: every length)."""
+    if holds.measured(sc, inst):
+        return np.ones(len(lengths), dtype=bool)
+    return fits(sc.model, inst, lengths, memory_fraction=sc.decode.memory_fraction)

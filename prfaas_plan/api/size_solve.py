@@ -71,7 +71,7 @@ def solve(laws: Laws, v: Variant, demand_rps: float) -> SizedPlan | None:
     lam = demand_rps / laws.spec.headroom
     cols = [_columns(law, v.columns) for law in laws.sites]
     best: tuple[float, Option | None, ks.Choice, list[ks.SiteSizes]] | None = None
-    for pre in v.prefill or (None,):
+    for pre in [o for o in v.prefill if not laws.prefill_why[o.name]] if v.prefill else (None,):
         grids = [_grid(laws, law, v, pre, c) for law, c in zip(laws.sites, cols, strict=True)]
         sizes = [ks.site_sizes(g, lam, demand_rps) for g in grids]
         if pre is None:  # no prefill service: a site may not offload

@@ -54,6 +54,7 @@ from prfaas_plan.core.stages import offload_all_threshold
 from prfaas_plan.core.throughput import Method
 from prfaas_plan.errors import InfeasibleError, SpecError
 from prfaas_plan.io import patch
+from prfaas_plan.io.overrides import grid_point
 from prfaas_plan.io.scenario import TraceArg, load_scenario
 from prfaas_plan.specs.results import TopologyPoint, TopologyTiming
 from prfaas_plan.specs.scenario import ScenarioSpec
@@ -66,6 +67,7 @@ MAX_POINTS = 100  # per axis
 MAX_LOAD = 1.5
 DEFAULT_BANDWIDTHS, DEFAULT_SCALES = "1Gbps..100Gbps:8:log", "10%..100%:4:log"
 DEFAULT_LOADS = "0.2,0.4,0.6,0.8,1.0"
+MIXED = "mixed"  # a list of shares and bandwidths, one link's nominal resolves it
 _TOP_Q = 1 - 1e-12  # stands for the longest length of an unbounded distribution
 
 
@@ -89,7 +91,7 @@ def _items(text: str, option: str, parse: Callable[[str], float]) -> tuple[list[
 
 def parse_loads(text: str) -> list[float]:
     """Loads as fractions of Lambda_max(B): a list ``0.2,0.5,1`` or a range ``0.1..1:10``; each in (0, 1.5]."""
-    _, values = _items(str(text), "--loads", units.parse_number)
+    _, values = _items(str(text), "--loads", units.parse_fraction)
     for v in values:
         if not 0 < v <= MAX_LOAD:
             raise SpecError(f"a load is a fraction of Lambda_max in (0, {MAX_LOAD:g}], got {v:g}", field="--loads")
@@ -97,17 +99,54 @@ def parse_loads(text: str) -> list[float]:
 
 
 def parse_bandwidths(text: str) -> tuple[str, list[str], list[float]]:
-    """(ABSOLUTE, texts, bytes/s) or (RELATIVE, texts, multiples of the nominal bandwidth)."""
+    """(ABSOLUTE, texts, bytes/s), (RELATIVE, texts, multiples of the nominal bandwidth) or, for a
+    list of both (10%,100Gbps), (MIXED, texts, each item's): one link's nominal resolves it (``_resolved``)."""
     text = str(text)
     if "%" not in text:
         texts, values = _items(text, "--bandwidths", units.parse_bandwidth)
         return ABSOLUTE, texts, values
+    if ".." not in text:
+        try:
+            items = units.split_items(text, "value")
+        except ValueError as exc:
+            raise SpecError(str(exc), field="--bandwidths") from None
+        if not all(t.endswith("%") for t in items):
+            return MIXED, items, [_item(t) for t in items]
     plain = text.replace("%", "")
     texts, values = _items(plain, "--bandwidths", units.parse_number)
     for t, v in zip(texts, values, strict=True):
         if not v > 0:
             raise SpecError(f"{t}% is not a positive share of the nominal bandwidth", field="--bandwidths")
     return RELATIVE, [f"{t}%" for t in texts], [float(f"{v!r}e-2") for v in values]  # 21.54% is 0.2154
+
+
+def _item(text: str) -> float:
+    """One item of a mixed list: a share (50%: 0.5) or a bandwidth (bytes/s; a bare number is Gbps)."""
+    try:
+        if text.endswith("%"):
+            v = units.parse_number(text[:-1]) / 100
+            if not v > 0:
+                raise units.UnitError(f"{text} is not a positive share of the nominal bandwidth")
+            return v
+        return units.parse_bandwidth(text)
+    except units.UnitError as exc:
+        raise SpecError(f"{exc} (each point a share of the nominal bandwidth, 50%, or a bandwidth, 10Gbps)",
+                        field="--bandwidths") from None
+
+
+def _resolved(sc: ScenarioSpec, texts: list[str], values: list[float]) -> list[float]:
+    """A mixed list's bandwidths (bytes/s) on the scenario's one link: a share of its nominal or as given."""
+    assert sc.topology is not None
+    if sc.topology.multi_site:
+        raise SpecError(f"this scenario has {len(sc.topology.links)} links; give every grid point as a share of each "
+                        f"link's nominal bandwidth, e.g. 10%,50%,100% (got {', '.join(texts)})", field="--bandwidths")
+    nominal = sc.topology.links[0].link.bandwidth_bytes_per_s
+    out = [v * nominal if t.endswith("%") else v for t, v in zip(texts, values, strict=True)]
+    for i, b in enumerate(out):
+        if b in out[:i]:
+            raise SpecError(f"{texts[out.index(b)]} and {texts[i]} are the same bandwidth on this link",
+                            field="--bandwidths")
+    return out
 
 
 @dataclass
@@ -241,10 +280,9 @@ def descend(f: Fleet, rate_rps: float, stat: str
     return current, best[1], star[1]
 
 
-def _keys(base: patch.Loaded | None, sc: ScenarioSpec) -> list[str]:
-    one = base.file.sites is None if base is not None else not sc.multi_site
+def _keys(sc: ScenarioSpec) -> list[str]:
     assert sc.topology is not None
-    return ["link.bandwidth"] if one else [f"links[{i}].bandwidth" for i in range(len(sc.topology.links))]
+    return [lk.setting("bandwidth") for lk in sc.topology.links]
 
 
 def _patched(base: patch.Loaded, keys: list[str], texts: list[str]) -> ScenarioSpec | None:
@@ -266,15 +304,15 @@ def _specs(sc0: ScenarioSpec, ref: str | None, catalog: Any, *, overrides: list[
                         "every link's nominal bandwidth, e.g. 10%..100%:4:log", field="--bandwidths")
     nominal = [lk.link.bandwidth_bytes_per_s for lk in sc0.topology.links]
     base = patch.loaded(sc0, ref, catalog, overrides=overrides, trace=trace, method=method)
-    keys = _keys(base, sc0)
+    keys = _keys(sc0)
     if base is not None and not patch.agrees(sc0, _patched(base, keys, [f"{b!r}B/s" for b in nominal])):
         base = None  # the patch would not rebuild the scenario as loaded: reload every point
-    for text, v in zip(texts, values, strict=True):
-        point = [text] if grid == ABSOLUTE else [f"{v * b!r}B/s" for b in nominal]
+    for v in values:
+        point = [f"{v!r}B/s"] if grid == ABSOLUTE else [f"{v * b!r}B/s" for b in nominal]
         sc = _patched(base, keys, point) if base is not None else None
         yield sc if sc is not None else load_scenario(
-            ref, catalog, overrides=[*overrides, *(f"{k}={t}" for k, t in zip(keys, point, strict=True))],
-            method=method, trace=trace)
+            ref, catalog, overrides=overrides, method=method, trace=trace,
+            points=[grid_point(k, t, "--bandwidths") for k, t in zip(keys, point, strict=True)])
 
 
 def _entries(f: Fleet, load: float, choice: tuple[int, ...], timing: TopologyTiming | None,
@@ -311,6 +349,8 @@ def thresholds(ref: str | None, catalog: Any, *, overrides: list[str] | None = N
     topo = sc0.topology
     assert topo is not None
     grid, texts, values = parsed or parse_bandwidths(DEFAULT_SCALES if sc0.multi_site else DEFAULT_BANDWIDTHS)
+    if grid == MIXED:
+        grid, values = ABSOLUTE, _resolved(sc0, texts, values)
     nominal = [lk.link.bandwidth_bytes_per_s for lk in topo.links]
     per: dict[str, list[ThresholdEntry]] = {}
     done, total = 0, len(texts) * len(load_values)
@@ -324,6 +364,8 @@ def thresholds(ref: str | None, catalog: Any, *, overrides: list[str] | None = N
         try:
             f = fleet(sc)
         except InfeasibleError as exc:
+            if exc.binding == "memory":  # a fleet that cannot hold the model, at every bandwidth
+                raise
             raise InfeasibleError(f"--bandwidths {text}: {exc}", binding=exc.binding) from None
         lam = f.capacity(f.star).lambda_max_rps
         for load in load_values:

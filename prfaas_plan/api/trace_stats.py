@@ -158,7 +158,7 @@ def parse_options(*, trace_format: str | None = None, bin: str | None = None,
     sizes = []
     for text in cache_gib:
         try:
-            gib = units.parse_number(text)
+            gib = units.parse_in(text, "GiB")  # 10, 10GiB or 10.7GB
         except ValueError as exc:
             raise SpecError(str(exc), field="--cache-gib") from None
         if not gib > 0:

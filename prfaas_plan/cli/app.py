@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import typer
 from typer.core import TyperGroup
 
@@ -27,8 +29,20 @@ def one_line(text: str) -> str:
     return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
+def _warnings(caught: list[warnings.WarningMessage]) -> None:
+    """Each distinct warning a command raised as one line, never Python's file:line and source echo."""
+    for text in dict.fromkeys(str(w.message).strip().splitlines()[0] for w in caught if str(w.message).strip()):
+        typer.echo(f"warning: {one_line(text)}", err=True)
+
+
 class _Group(TyperGroup):
     def invoke(self, ctx: typer.Context):  # type: ignore[override]
+        with warnings.catch_warnings(record=True) as caught:  # the filters as they are, only shown as lines
+            out = self._invoke(ctx)  # an error is its one line alone: the warnings before it are not shown
+        _warnings(caught)
+        return out
+
+    def _invoke(self, ctx: typer.Context):  # type: ignore[no-untyped-def]
         try:
             return super().invoke(ctx)
         except PrfaasError as exc:

@@ -14,9 +14,10 @@ from prfaas_plan.cli.plan import MethodOpt, ScenarioArg, SetOpt, _method
 @app.command("degrade")
 def degrade(
     scenario: ScenarioArg = None,
-    rate: Annotated[float | None, typer.Option("--rate", help="Total arrival rate for the TTFT, req/s")] = None,
-    load: Annotated[float | None, typer.Option("--load", help="Rate as a fraction of the nominal Lambda_max "
-                                               "[default: 0.7]")] = None,
+    rate: Annotated[str | None, typer.Option("--rate", metavar="R", help="Total arrival rate for the TTFT, req/s "
+                                             "(2, 2rps, 120rpm)")] = None,
+    load: Annotated[str | None, typer.Option("--load", metavar="F", help="Rate as a fraction of the nominal "
+                                             "Lambda_max (0.7 or 70%) [default: 0.7]")] = None,
     levels: Annotated[str, typer.Option("--levels", help="Fractions of each link's nominal bandwidth, 0 = down "
                                         "(100% is always the reference)")] = "50%,10%,0",
     set_: SetOpt = None,
@@ -32,8 +33,11 @@ def degrade(
     """
     from prfaas_plan.api import degrade as api_degrade
     from prfaas_plan.report.views_degrade import emit_degrade
+    from prfaas_plan.specs.run import check, parse
 
-    parsed = api_degrade.parse_levels(levels)  # before the scenario loads: a bad option is told first
+    # before the scenario loads: a bad option is told first
+    args = check(parse(rate=rate, load=load, requests=None, duration=None, seed=None))
+    parsed = api_degrade.parse_levels(levels)
     r = api_degrade.degrade(scenario, catalog_from(catalog), overrides=set_ or [], method=_method(method),
-                            levels=parsed, rate_rps=rate, load=load)
+                            levels=parsed, rate_rps=args.rate_rps, load=args.load)
     emit_degrade(fmt, r)

@@ -23,9 +23,10 @@ from prfaas_plan.cli.plan import (
 @app.command("latency")
 def latency(
     scenario: ScenarioArg = None,
-    rate: Annotated[float | None, typer.Option("--rate", help="Arrival rate, req/s")] = None,
-    load: Annotated[float | None, typer.Option("--load", help="Fraction of the smallest Lambda_max "
-                                               "among the systems (same rate for all)")] = None,
+    rate: Annotated[str | None, typer.Option("--rate", metavar="R",
+                                             help="Arrival rate, req/s (2, 2rps, 120rpm)")] = None,
+    load: Annotated[str | None, typer.Option("--load", metavar="F", help="Fraction of the smallest Lambda_max "
+                                             "among the systems (same rate for all; 0.8 or 80%)")] = None,
     set_: SetOpt = None,
     method: MethodOpt = None,
     trace: TraceOpt = None,
@@ -43,7 +44,10 @@ def latency(
     from prfaas_plan.api import latency as api_latency
     from prfaas_plan.io.scenario import load_scenario
     from prfaas_plan.report import views_latency
+    from prfaas_plan.specs.run import check, parse
 
+    args = check(parse(rate=rate, load=load, requests=None, duration=None, seed=None))  # before any work
+    rate, load = args.rate_rps, args.load  # type: ignore[assignment]  # the options read: req/s, a fraction
     sc = load_scenario(scenario, catalog_from(catalog), overrides=set_, method=_method(method),
                        trace=trace_arg(trace, trace_format, model_filter))
     if sc.multi_site:

@@ -42,9 +42,9 @@ def replay(
     from prfaas_plan.io.bandwidth import read_series
     from prfaas_plan.io.scenario import load_scenario
     from prfaas_plan.report.views_replay import emit_replay, replay_figure, replay_json
-    from prfaas_plan.specs.run import parse, read_duration
+    from prfaas_plan.specs.run import check, parse, read_duration
 
-    args = parse(rate=rate, load=load, requests=None, duration=duration, seed=seed)
+    args = check(parse(rate=rate, load=load, requests=None, duration=duration, seed=seed))
     window_s = read_duration(window, "--window")
     names = tuple(p.strip() for p in policies.split(",") if p.strip())
     cat = catalog_from(catalog)
@@ -52,6 +52,8 @@ def replay(
     law = read_series(series) if series is not None else sc.link.bandwidth_law
     s = api_replay.series_from_law(sc, law)
     api_replay.check(sc, names)
+    api_replay.run_size(sc, s, rate_rps=args.rate_rps, load=args.load, duration_s=args.duration_s,
+                        source=str(series) if series is not None else law.source or None)
     table = None
     if "table" in names:
         table = api_replay.lookup(api_replay.table_for(scenario, cat, list(set_ or []), sc, s))

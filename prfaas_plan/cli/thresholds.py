@@ -23,7 +23,8 @@ from prfaas_plan.cli.plan import (
 BandwidthsOpt = Annotated[str | None, typer.Option(
     "--bandwidths", metavar="GRID",
     help="Link bandwidths: a range a..b:n[:log] or a list. One link: absolute (1Gbps..100Gbps:8:log, the default; "
-         "10,25,100Gbps) or shares of its nominal bandwidth; several PD sites: shares of every link's nominal "
+         "10,25,100Gbps), shares of its nominal bandwidth or both (10%,100Gbps); several PD sites: shares of every "
+         "link's nominal "
          "bandwidth (10%..100%:4:log, the default)")]
 LoadsOpt = Annotated[str, typer.Option(
     "--loads", metavar="LIST", help="Loads as fractions of Lambda_max at each bandwidth, each in (0, 1.5]: a list "

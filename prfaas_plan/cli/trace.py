@@ -25,7 +25,7 @@ def stats(
         "--cache-tokens", help="Prefix cache size in tokens (64K, 1M; K = 1024); repeatable. "
         "Default: 1/2, 1/4 and 1/10 of the trace's distinct blocks")] = None,
     cache_gib: Annotated[list[str] | None, typer.Option(
-        "--cache-gib", help="Prefix cache size in GiB of --model's KV; repeatable")] = None,
+        "--cache-gib", help="Prefix cache size in GiB of --model's KV (100, 100GiB or 107GB); repeatable")] = None,
     model: Annotated[str | None, typer.Option("--model", help="Catalog model (or YAML) whose KV fills --cache-gib")]
     = None,
     bin_: Annotated[str | None, typer.Option("--bin", help="Arrival bin, e.g. 60s or 5min (default: ~60 bins "

@@ -30,6 +30,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from prfaas_plan.core import kv
+from prfaas_plan.core.memory import DEFAULT_MEMORY_FRACTION, holding
 from prfaas_plan.core.prefill import bound_of, collective_bytes
 from prfaas_plan.core.work import (
     STATE_FLOPS,
@@ -42,7 +43,6 @@ from prfaas_plan.core.work import (
 from prfaas_plan.specs.hardware import Efficiency, InstanceSpec
 from prfaas_plan.specs.model import AttentionKind, GqaGroup, LayerGroup, MlaGroup, ModelSpec, SwaGroup
 
-DEFAULT_MEMORY_FRACTION = 0.9  # share of HBM an engine gives to weights + KV (SGLang mem_fraction_static ~0.9)
 MAX_BATCH = 65_536  # search limit for BS_max
 
 
@@ -151,16 +151,17 @@ def step_from_work(work: DecodeWork, model: ModelSpec, instance: InstanceSpec,
 
 def memory_batch_limit(model: ModelSpec, instance: InstanceSpec, max_context: float, *,
                        memory_fraction: float = DEFAULT_MEMORY_FRACTION) -> int:
-    """Largest B whose KV fits: floor((HBM x G x fraction - weights) / S_kv(c_max)); 0 if weights don't fit.
+    """Largest B whose KV fits: floor((HBM x G x fraction - weights) / S_kv(c_max)); 0 where not one
+    request's does beside the weights (``core.memory.holding``).
 
     KV is taken as spread over the instance's HBM (attention data-parallel or KV heads sharded);
     an engine that replicates the MLA latent on every tensor-parallel rank fits G times fewer.
     """
-    free = instance.gpu.hbm_bytes * instance.gpus * memory_fraction - model.weights_bytes_total
-    per_request = float(kv.footprint(model).s_kv(max_context))
-    if free <= 0:
+    h = holding(model, instance, max_context, memory_fraction=memory_fraction)
+    if not h.fits:  # the one check of ``core.memory``: not even one request's KV beside the weights
         return 0
-    return int(min(free // per_request, MAX_BATCH))
+    free = h.usable_bytes - h.weights_bytes
+    return int(min(max(free // h.kv_bytes, 1), MAX_BATCH)) if h.kv_bytes > 0 else MAX_BATCH
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -103,7 +103,10 @@ def joint_grid(stages: Sequence[SiteStages], n_prfaas: NDArray[np.float64]) -> t
 
 def point(sites: Sequence[SiteModel], cands: Sequence[Candidates], chosen: Sequence[int],
           n_prfaas: float) -> TopologyPoint:
-    """The configuration taking candidate ``chosen[i]`` at site i, evaluated exactly."""
+    """The configuration taking candidate ``chosen[i]`` at site i, evaluated exactly (``n_prfaas``:
+    a count of instances, carried as an int so that every output prints it whole, or independent
+    planning's share s_i x N_prfaas of the pool)."""
+    n_prfaas = int(n_prfaas) if float(n_prfaas).is_integer() else float(n_prfaas)
     one = [_pick(c, k) for c, k in zip(cands, chosen, strict=True)]
     stages = [site_stages(s, c) for s, c in zip(sites, one, strict=True)]
     load = float(sum(st.compute_load[0] for st in stages))

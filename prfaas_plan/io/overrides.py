@@ -23,6 +23,9 @@ class Override:
     value: Any
     option: str  # --set, --trace, --method
     implied: bool = False  # a consequence of another option (--trace clears output_tokens): may be set again
+    # a point of the command's own grid (degrade's levels, thresholds' bandwidths): replaces what the
+    # file or an earlier option gave at its key, a bandwidth law from --set as one from the file
+    replaces: bool = False
 
     @property
     def label(self) -> str:
@@ -40,6 +43,12 @@ def parse_set(item: str) -> Override:
         raise SpecError(f"empty part in the key {key!r}", field="--set")
     key = ".".join(p.strip() for p in key.split("."))
     return Override(key, _value(raw, key), "--set")
+
+
+def grid_point(key: str, text: str, option: str) -> Override:
+    """``key=text`` set by a command at a point of its grid, named by the ``option`` that asked for
+    it (``--levels``); it replaces the scenario's value there, wherever that came from."""
+    return Override(key, _value(text, key), option, replaces=True)
 
 
 def _value(raw: str, key: str) -> Any:
@@ -133,13 +142,31 @@ def _indexed(node: Any, part: str, ov: Override, source: str) -> tuple[Any, Any]
     return seq, i
 
 
+_NAMED = {"sites": "site"}  # mappings of the user's own names: a key inside one names an entry it has
+
+
+def _known_entry(data: dict[str, Any], parts: list[str], ov: Override) -> None:
+    """A --set into a field of a named entry the scenario lacks (``sites.prefil-east.hardware``, a
+    typo) is refused naming the entry and the known ones; an entry given whole may be new."""
+    if len(parts) < 3 or parts[0] not in _NAMED:
+        return
+    entries = data.get(parts[0])
+    if entries is None and parts[0] == "sites" and "clusters" in data:
+        raise SpecError(f"the scenario gives clusters and link, no sites: set clusters.prfaas.{parts[-1]} or "
+                        f"clusters.local.{parts[-1]}", field=ov.label)
+    if isinstance(entries, dict) and entries and parts[1] not in entries:
+        what = _NAMED[parts[0]]
+        raise SpecError(f"no {what} named {parts[1]!r} ({parts[0]}: {', '.join(map(str, entries))}); a new {what} "
+                        f"is given whole: --set '{parts[0]}.{parts[1]}={{...}}'", field=ov.label)
+
+
 def apply(data: dict[str, Any], overrides: list[Override], source: str) -> Placed:
     out = copy.deepcopy(data)
     origins: dict[str, str] = {}
     done: list[Override] = []
     for ov in overrides:
         for prev in done:  # a value given twice, or replaced by a section or inside one: refuse
-            if not prev.implied and _overlap(prev, ov):
+            if not prev.implied and not ov.replaces and _overlap(prev, ov):
                 same = (prev.key, prev.option) == (ov.key, ov.option)
                 what = f"given twice ({_short(prev.value)}, then {_short(ov.value)})" if same else \
                     f"would replace what {prev.label} gave; give one"
@@ -147,6 +174,7 @@ def apply(data: dict[str, Any], overrides: list[Override], source: str) -> Place
         done.append(ov)
         node = out
         parts = ov.key.split(".")
+        _known_entry(out, parts, ov)
         for i, part in enumerate(parts[:-1]):
             node, part = _indexed(node, part, ov, source)
             child = node[part] if isinstance(node, list) else node.get(part)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -186,7 +187,7 @@ TraceArg = str | TraceChoice | None
 
 def scenario_mapping(ref: str | None, catalog: Catalog, *, overrides: list[str] | None = None,
                      trace: TraceArg = None, method: str | None = None,
-                     demand: str | None = None) -> tuple[Path, Placed]:
+                     demand: str | None = None, points: Sequence[Override] = ()) -> tuple[Path, Placed]:
     """The scenario file's mapping with the options applied, as ``load_scenario`` validates it."""
     path = scenario_path(ref, catalog)
     source = str(path)
@@ -208,12 +209,13 @@ def scenario_mapping(ref: str | None, catalog: Catalog, *, overrides: list[str] 
         extra.append(Override("search.method", method, "--method"))
     if demand is not None:
         extra.append(Override("sizing.demand", demand, "--demand"))
-    placed = apply(raw, extra, source)
+    placed = apply(raw, [*extra, *points], source)
     return path, placed
 
 
 def load_scenario(ref: str | None, catalog: Catalog, *, overrides: list[str] | None = None,
-                  trace: TraceArg = None, method: str | None = None, demand: str | None = None) -> ScenarioSpec:
+                  trace: TraceArg = None, method: str | None = None, demand: str | None = None,
+                  points: Sequence[Override] = ()) -> ScenarioSpec:
     """A scenario by catalog name or file, with ``--set`` overrides, an optional trace and method.
 
     ``trace`` is a file or a ``TraceChoice`` (file, format, model filter). The overrides are
@@ -223,7 +225,8 @@ def load_scenario(ref: str | None, catalog: Catalog, *, overrides: list[str] | N
     mapping and options and every file it read unchanged, comes from the cache (``io.cache``),
     without pydantic; it is the same spec, field for field.
     """
-    path, placed = scenario_mapping(ref, catalog, overrides=overrides, trace=trace, method=method, demand=demand)
+    path, placed = scenario_mapping(ref, catalog, overrides=overrides, trace=trace, method=method, demand=demand,
+                                    points=points)
     # what the load depends on besides the files it reads (io.cache.cached_load records those)
     where = repr((str(path), os.getcwd(), os.environ.get("HOME"), tuple(str(r) for r in catalog.roots)))
     key = repr((placed.data, placed.origins, placed.source))

@@ -138,5 +138,7 @@ def topology(sc: ScenarioFile, placed: Placed, *, cluster: Callable[[Any, str], 
                               workload=workload(wl, at)))
     return TopologySpec(prefill=SiteSpec(name=name, role=PRFAAS, cluster=cluster(sc.sites[name], f"sites.{name}")),
                         sites=tuple(sites),
-                        links=tuple(TopologyLink(source=name, target=s.name, link=link_spec(
-                            by_target[s.name], law(by_target[s.name], f"links[{index[s.name]}]"))) for s in sites))
+                        links=tuple(TopologyLink(source=name, target=s.name, key=f"links[{index[s.name]}]",
+                                                 link=link_spec(by_target[s.name],
+                                                                law(by_target[s.name], f"links[{index[s.name]}]")))
+                                    for s in sites))

@@ -85,6 +85,8 @@ def _read_jsonl(text: str, source: str, fmt: str, block_tokens: int) -> Trace:
     out: list[int] = []
     flat: list[int] = []
     offsets = [0]
+    own = block_tokens == FORMAT_BLOCK_TOKENS.get(fmt)
+    blocks_of = f"{block_tokens}-token blocks" + ("" if own else " (block_tokens)")
     for n, line in enumerate(text.split("\n"), start=1):  # as file iteration counts lines
         if not line.strip():
             continue
@@ -95,6 +97,11 @@ def _read_jsonl(text: str, source: str, fmt: str, block_tokens: int) -> Trace:
                             source=source, field=f"line {n}") from None
         except ValueError as exc:
             raise SpecError(str(exc), source=source, field=f"line {n}") from None
+        blocks = -(-i // block_tokens)  # ceil: the last block may be partial
+        if len(hashes) > blocks:
+            raise SpecError(f"hash_ids: {len(hashes):,} ids are {len(hashes) * block_tokens:,} tokens of "
+                            f"{blocks_of}, more than input_length {i:,} holds (at most {blocks:,})",
+                            source=source, field=f"line {n}")
         ts.append(t)
         inp.append(i)
         out.append(o)

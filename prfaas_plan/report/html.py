@@ -166,13 +166,16 @@ def sections(d: ReportData, figures: Figures | None = None) -> list[Section]:
             s.add(collect(views_topology.emit_topology_sweep, sw.result))
             _sweep_figure(fig, s, sw, plots)
         out.append(s)
+    s = Section("sizing", "Sizing")
     if d.sizing is not None:
-        s = Section("sizing", "Sizing")
         s.intro.append("`prfaas-plan size`: the cheapest fleet and link tiers for the scenario's sizing: section.")
         s.add(collect(views_size.emit_size, d.sizing, d.sizing_payload))
         fig(s, "Cost against demand, and the link-versus-GPU trade (or cost against the TTFT bound).",
             "sizing", plots_size.size_figure, d.sizing)
-        out.append(s)
+    elif sc.sizing is None:
+        s.note("The cheapest fleet (`prfaas-plan size`) is left out: the scenario has no sizing: section (the demand, "
+               "headroom, candidate instances and link tiers it weighs; see scenarios/paper-case-study.yaml).")
+    out.append(s)  # the section is there even without its tables: the page says why (the notes below)
     if d.degrade is not None or d.notes.get("robustness"):
         s = Section("robustness", "Link robustness")
         if d.degrade is not None:

@@ -85,7 +85,10 @@ def replay_figure(r: Any, path: Path) -> None:
     axes[2].set_ylabel("SLO attainment")
     axes[3].set_ylabel("threshold t (K tokens)")
     axes[3].set_xlabel("time (h)")
+    if first.attainment is None:  # no slo.ttft: nothing to attain (an empty axis said so with a Python warning)
+        axes[2].text(0.5, 0.5, "no TTFT SLO (slo.ttft)", ha="center", va="center", transform=axes[2].transAxes)
     for ax in axes[1:]:
-        ax.legend(fontsize=8)
+        if ax.get_legend_handles_labels()[1]:
+            ax.legend(fontsize=8)
     fig.tight_layout()
     _save(fig, path)

@@ -328,7 +328,8 @@ def simulate(sc: ScenarioSpec, system: SystemConfig, *, rate_rps: float | None, 
         seen = np.array(run.seen, dtype=np.float64).reshape(-1, 4)
         res = replace(res, timeline=timeline(
             seen[:, 0], seen[:, 1], seen[:, 2] > 0, seen[:, 3], replay["window_s"], src.horizon_s,
-            bound_s=sc.ttft_slo_s, window_bytes=run.link.window_bytes(), series=replay["series"],
+            bound_s=sc.ttft_slo_s, series=replay["series"],
+            window_bytes=run.link.window_bytes(max(math.ceil(src.horizon_s / replay["window_s"]), 1)),
             fixed_bytes_per_s=system.link_bytes_per_s))
     return res
 

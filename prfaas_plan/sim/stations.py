@@ -246,11 +246,14 @@ class SharedLink:
         self.bandwidth = float(bandwidth_bytes_per_s)
         self._reschedule()
 
-    def window_bytes(self) -> NDArray[np.float64]:
-        """Bytes carried in each whole window of ``window_s`` so far."""
+    def window_bytes(self, limit: int | None = None) -> NDArray[np.float64]:
+        """Bytes carried in each whole window of ``window_s`` so far, the first ``limit`` of them (a
+        bandwidth change due long after the last request moves the clock, not the windows read)."""
         assert self.window_s is not None
         self._advance(self.engine.now)
         n_whole = int((self.engine.now - self._t0) // self.window_s)
+        if limit is not None:
+            n_whole = min(n_whole, limit)
         out = np.zeros(n_whole)
         upto = min(n_whole, len(self._window_bytes))
         out[:upto] = self._window_bytes[:upto]

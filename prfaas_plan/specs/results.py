@@ -184,7 +184,7 @@ class SitePoint:
 class TopologyPoint:
     """A topology's configuration: Lambda_max, per site and the shared pool, what binds."""
 
-    n_prfaas: float
+    n_prfaas: float  # instances (an int) in a plan; independent planning's share s_i x N_prfaas of the pool
     lambda_max_rps: float
     sites: tuple[SitePoint, ...]
     prfaas_utilization: float

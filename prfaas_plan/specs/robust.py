@@ -49,7 +49,7 @@ class RobustPlan:
     name: str  # "nominal", "safe" or "plan-at"
     planned_at: str  # the percentile it was optimised at: "p50", "p10", ...
     headline: bool  # the plan `optimize` shows above
-    n_prfaas: float
+    n_prfaas: int
     sites: tuple[SiteConfig, ...]
     at: tuple[AtBandwidth, ...]  # highest percentile first
     expected_served_rps: float  # E_B[min(rate, Lambda(B))]

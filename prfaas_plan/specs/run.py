@@ -98,7 +98,7 @@ def parse(*, rate: str | None, load: str | None, requests: str | None, duration:
     the scenario loads (an error in the scenario is told first, as it always was).
     """
     args = RunArgs(n_requests=_read_whole(requests, "--requests", 1), duration_s=_read_duration(duration),
-                   rate_rps=_read_number(rate, "--rate"), load=_read_number(load, "--load"),
+                   rate_rps=_read_number(rate, "--rate", "rps"), load=_read_number(load, "--load", "%"),
                    seed=_read_whole(seed, "--seed", 0))
     _one_rate(args)
     _one_length(args)
@@ -132,13 +132,20 @@ def _positive(x: Any) -> bool:
     return x > 0 and math.isfinite(x) and not units.subnormal(x)
 
 
-def _read_number(text: str | None, option: str) -> float | None:
+def _read_number(text: str | None, option: str, unit: str) -> float | None:
+    """A number in ``unit`` ("rps": 2, 2rps, 120rpm; "%": a fraction, 0.7 or 70%)."""
     if text is None:
         return None
     try:
         value = float(text)
     except ValueError:
-        raise SpecError(f"expected a number, got {text!r}", field=option) from None
+        quantity = text.strip().endswith("%") or units.QUANTITY.match(text) is not None
+        if not quantity:
+            raise SpecError(f"expected a number, got {text!r}", field=option) from None
+        try:
+            value = units.parse_fraction(text) if unit == "%" else units.parse_in(text, unit)
+        except units.UnitError as exc:
+            raise SpecError(str(exc), field=option) from None
     if not math.isfinite(value):
         raise SpecError(f"expected a finite number, got {text!r}", field=option)
     if units.subnormal(value):

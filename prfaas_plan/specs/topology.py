@@ -143,10 +143,16 @@ class TopologyLink:
     source: str
     target: str
     link: LinkSpec
+    key: str = "link"  # where the scenario gives it: "link" (two clusters) or "links[i]" (sites and links)
 
     @property
     def name(self) -> str:
         return f"{self.source}->{self.target}"
+
+    def setting(self, field: str = "bandwidth") -> str:
+        """The ``--set`` key of one of its fields, as the scenario's form spells it: ``link.bandwidth``
+        or ``links[i].bandwidth`` (one PD site under ``sites:`` has ``links[0]``, not ``link``)."""
+        return f"{self.key}.{field}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -71,11 +71,32 @@ def check(r: Run, *, names: tuple[str, ...] = ()) -> None:
         if r.code == 2 and names:
             assert any(n in lines[0] for n in names), f"message names none of {names}\n{where}"
         return
+    assert not any(line.startswith("warning:") for line in r.stderr.splitlines()), f"a warning\n{where}"
     assert not _NON_FINITE.search(r.stdout), f"non-finite number in the output\n{where}"
     assert not _NONE.search(r.stdout), f"None in the output\n{where}"
     assert not _EXCEPTION_NAME.search(r.stderr), f"exception name on stderr\n{where}"
     if "json" in r.args:
-        json.loads(r.stdout, parse_constant=_refuse)
+        bad = [(k, v) for k, v in counts(json.loads(r.stdout, parse_constant=_refuse))
+               if not (v is None or type(v) is int)]
+        assert not bad, f"an instance count that is not a whole number: {bad[:3]}\n{where}"
+
+
+# n_prfaas, n_p, n_d, instances, extra_instances, ...: counts are ints in every output (not *_busy, a mean)
+_COUNT = re.compile(r"^(n_[a-z_]*|([a-z_]*_)?instances)$")
+
+
+def counts(obj: object, path: str = "") -> list[tuple[str, object]]:
+    """Every (path, value) under an instance-count key of a JSON document."""
+    out: list[tuple[str, object]] = []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if isinstance(k, str) and _COUNT.match(k) and not isinstance(v, dict | list):
+                out.append((f"{path}.{k}", v))
+            out += counts(v, f"{path}.{k}")
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            out += counts(v, f"{path}[{i}]")
+    return out
 
 
 def _refuse(token: str):

@@ -53,7 +53,7 @@ VALID = {
     "link.bandwidth": st.one_of(_gbps, st.sampled_from(["10Gb/s", "1.25GB/s", "400Mbps", "100", "2.5e1Gbps"])),
     "link.usable_fraction": st.floats(min_value=0.05, max_value=1.0).map(lambda x: f"{x:.3f}"),
     "clusters.prfaas.instances": _count, "clusters.local.instances": st.integers(2, 24).map(str),
-    "clusters.prfaas.gpus_per_instance": st.sampled_from(["4", "8"]),
+    "clusters.prfaas.gpus_per_instance": st.sampled_from(["1", "2", "4", "8"]),  # 1, 2: weights may not fit
     "clusters.local.gpus_per_instance": st.sampled_from(["8"]),
     "clusters.prfaas.hardware": st.sampled_from(["H200", "H100", "B200", "B300", "H20", "MI300X"]),
     "clusters.local.hardware": st.sampled_from(["H20", "H200", "H100", "L40S"]),
@@ -149,10 +149,12 @@ def trace_lines(draw) -> str:
     if draw(st.booleans()):  # one mutation
         i = draw(st.integers(min_value=0, max_value=n - 1))
         key = draw(st.sampled_from(["timestamp", "input_length", "output_length", "hash_ids", "extra"]))
-        how = draw(st.sampled_from(["drop", "neg", "zero", "str", "null", "float", "huge", "list"]))
+        how = draw(st.sampled_from(["drop", "neg", "zero", "str", "null", "float", "huge", "list", "blocks"]))
         rec = lines[i]
         if how == "drop":
             rec.pop(key, None)
+        elif how == "blocks":  # more hash ids than the input's 512-token blocks: 2,560 tokens of ids for 100
+            rec["hash_ids"] = list(range(1000, 1000 + (rec["input_length"] + 511) // 512 + draw(st.integers(1, 4))))
         else:
             rec[key] = {"neg": -3, "zero": 0, "str": "abc", "null": None, "float": 2.5, "huge": 10**30,
                         "list": [1, "a"]}[how]
@@ -228,3 +230,18 @@ def measurement_csv(draw) -> str:
         cells[j] = draw(st.sampled_from(["", "0", "-1", "nan", "inf", "x", "1e-9", "1e9", "nosuch", "other", "1,2"]))
         rows[i] = ",".join(cells)
     return "\n".join(rows) + "\n"
+
+
+# option values with units: the option's own, one convertible to it, another quantity's, junk
+OPTION_UNITS = {
+    "--rate": st.sampled_from(["2", "2rps", "120rpm", "2req/s", "7200rph", "2Gbps", "2kg", "0rps", "-1rps", "1e-400"]),
+    "--load": st.sampled_from(["0.5", "50%", "70%", "0%", "5e-324", "50%%", "0.5Gbps", "x", "150%"]),
+    "--cache-gib": st.sampled_from(["10", "10GiB", "10.7GB", "512MiB", "10ms", "0GiB", "-1GiB", "1e400GiB", "x"]),
+    "--levels": st.sampled_from(["50%", "5e-324", "1e-310", "1e-300", "0,5e-324", "10%,1e-320", "0.5,0.1,0"]),
+    "--bandwidths": st.sampled_from(["10%,100Gbps", "10%,10Gbps", "50%,0.5", "10%,5kg", "1Gbps,50%", "0%,10Gbps",
+                                     "10Gbps,100Gbps", "25%,50%"]),
+}
+# a site's name as typed: the scenario's, a typo, another case, a new one
+SITE_KEYS = st.builds(lambda site, field: f"sites.{site}.{field}",
+                      st.sampled_from(["prefill-east", "prefil-east", "Region-a", "region-c", "local", "prfaas"]),
+                      st.sampled_from(["hardware", "instances", "gpus_per_instance", "demand_share"]))

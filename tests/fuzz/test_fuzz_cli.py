@@ -304,7 +304,8 @@ def test_size(data, fmt):
     check(run(args), names=(path.name, "--demand", "--output", *([demand.strip()] if demand else [])))
 
 
-_LEVELS = st.lists(st.one_of(st.sampled_from(["0", "10%", "50%", "100%", "0.3", "150%", "-5%", "abc", ""]),
+_LEVELS = st.lists(st.one_of(st.sampled_from(["0", "10%", "50%", "100%", "0.3", "150%", "-5%", "abc", "", "5e-324",
+                                              "1e-310"]),
                              st.floats(-0.5, 1.5).map(lambda x: f"{x:.2f}")), min_size=1, max_size=3).map(",".join)
 
 
@@ -343,7 +344,7 @@ def test_bandwidth_laws(data, fmt):
 
 
 @fuzz(8)  # each case plans at every bandwidth and searches t at every load (~1-3 s)
-@given(st.sampled_from(["5Gbps", "10,100Gbps", "0Gbps", "50%", "abc", "1Gbps..10Gbps:2"]),
+@given(st.sampled_from(["5Gbps", "10,100Gbps", "0Gbps", "50%", "abc", "1Gbps..10Gbps:2", "10%,100Gbps", "10%,10Gbps"]),
        st.sampled_from(["0.5", "0.5,1.0", "2", "0", "1.0"]), FORMATS)
 def test_thresholds(bandwidths, loads, fmt):
     check(run(["thresholds", "--bandwidths", bandwidths, "--loads", loads, "--format", fmt]),
