@@ -252,7 +252,7 @@ def test_every_bundled_scenario_optimizes():
 
 def _own_h200_catalog(tmp_path: Path) -> tuple[Path, Path]:
     """A catalog folder whose H200 is 1.5x the packaged one's dense peaks, and a scenario whose
-    prefill instances are 8xH100: their times are the model's 8xH200 profile scaled by the analytic
+    prefill instances are 8xB200: their times are the model's 8xH200 profile scaled by the analytic
     ratio, so they depend on which H200 the profile transfer reads."""
     folder = tmp_path / "catalog"
     (folder / "hardware").mkdir(parents=True)
@@ -261,9 +261,9 @@ def _own_h200_catalog(tmp_path: Path) -> tuple[Path, Path]:
     h200["fp8_dense_tflops"] *= 1.5
     (folder / "hardware" / "H200.yaml").write_text(yaml.safe_dump(h200))
     sc = yaml.safe_load((ROOT / "scenarios" / "paper-case-study.yaml").read_text())
-    sc["clusters"]["prfaas"]["hardware"] = "H100"
-    sc["name"] = "h100-prefill"
-    path = tmp_path / "h100-prefill.yaml"
+    sc["clusters"]["prfaas"]["hardware"] = "B200"
+    sc["name"] = "b200-prefill"
+    path = tmp_path / "b200-prefill.yaml"
     path.write_text(yaml.safe_dump(sc))
     return folder, path
 

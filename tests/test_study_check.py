@@ -84,7 +84,8 @@ def test_a_point_no_patch_serves_is_loaded_in_full_not_an_internal_error(tmp_pat
      "links: "),
     ("paper-case-study", "sites.a.instances: [2, 4]",
      "axes.sites.a.instances: never applies to scenario paper-case-study: at each value the scenario fails at "
-     "sites.a.hardware: required key is missing"),
+     "sites.a.instances: the scenario gives clusters and link, no sites: set clusters.prfaas.instances or "
+     "clusters.local.instances"),
 ])
 def test_an_axis_that_can_never_apply_is_refused_up_front(tmp_path, scenario, axis, message):
     study = _write(tmp_path, f"scenario: {scenario}\naxes:\n  {axis}\n")

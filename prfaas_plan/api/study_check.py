@@ -66,7 +66,7 @@ def _section(key: str) -> str:
 def _failing_field(exc: SpecError, study: Study) -> str | None:
     """The scenario field a load's error is about (without the option that set it), or None."""
     field = exc.field or ""
-    if exc.source is None and field.split(" ", 1)[0] in ("set", "axes") and " " in field:
+    if exc.source is None and field.split(" ", 1)[0].lstrip("-") in ("set", "axes") and " " in field:
         return field.split(" ", 1)[1]
     if exc.source is not None and field:  # in the scenario file, as the study's values left it
         return field
@@ -75,21 +75,30 @@ def _failing_field(exc: SpecError, study: Study) -> str | None:
 
 def _never_applies(study: Study, w: Worker, a: Axis, first: SpecError) -> None:
     """Refuse an axis that can never apply to the scenario: each of its values (a range's ends, up
-    to 20 of a list) fails alone, the same way, at another field than its own (``link.bandwidth``
-    on a scenario of sites and links; ``clusters.prfaas.instances`` where there are no clusters),
-    and no other axis sets that field's section or its own, so that every point would fail."""
-    at = _failing_field(first, study)
-    if at is None or at == a.key or at.startswith((a.key + ".", a.key + "[")):
-        return  # the value's own fault, which _check_values names, or not the scenario's
+    to 20 of a list) fails alone with the same message at the same field (``link.bandwidth`` on a
+    scenario of sites and links; ``clusters.prfaas.instances`` where there are no clusters; at its
+    own field, a message that does not depend on the value, for two values or more), and no other
+    axis sets that field's section or its own, so that every point would fail."""
+    def field_of(exc: SpecError) -> str | None:
+        at = _failing_field(exc, study)
+        if at is None and (exc.field or "").lstrip("-") in ("axes", "set"):
+            at = a.key  # the option that set the axis's key, named without it
+        return at
+
+    at = field_of(first)
+    if at is None:
+        return  # not the scenario's
     others = {_section(b.key) for b in study.axes if b is not a}
     if _section(a.key) in others or _section(at) in others:
         return  # another axis may make the section whole
     values = _checked(a) if a.ranged or len(a.values) <= 20 else [*enumerate(a.values[:20])]
+    if (at == a.key or at.startswith((a.key + ".", a.key + "["))) and len(values) < 2:
+        return  # at its own field one value may be its own fault, which _check_values names
     for _, v in values[1:]:
         try:
             w.load([(a.key, v)])
         except SpecError as exc:
-            if exc.message != first.message or _failing_field(exc, study) != at:
+            if exc.message != first.message or field_of(exc) != at:
                 return
         except PrfaasError:
             return
