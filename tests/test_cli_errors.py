@@ -406,6 +406,8 @@ def test_a_scenario_naming_an_unreadable_model_file_names_the_scenario_and_field
     # every request decodes at least one token, and no more than its context holds
     (["optimize", "--set", "workload.output_tokens=0.5"],
      "error: --set workload.output_tokens: Input should be greater than or equal to 1 (got 0.5)"),
+    (["optimize", "--set", "workload.output_tokens=inf"],
+     "error: --set workload.output_tokens: Input should be a finite number (got 'inf')"),
     (["size", "--set", "workload.output_tokens=1e300"],
      "error: --set workload.output_tokens: 1e+300 output tokens are beyond internal-1t's context of 262,144 tokens "
      "(max_position_embeddings)"),

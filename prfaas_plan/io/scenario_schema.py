@@ -103,7 +103,8 @@ class TraceLength(Strict):
     assumed_hit_rate: Annotated[float, Field(ge=0, lt=1)] | None = None  # traces without hashes only
 
 
-OutputTokens = Annotated[float, Field(ge=1)]  # a mean of whole tokens, each request decoding at least one
+# a mean of whole tokens, each request decoding at least one; finite (inf was "beyond the context")
+OutputTokens = Annotated[float, Field(ge=1, allow_inf_nan=False)]
 Lengths = Annotated[LogNormal | FixedLength | UniformLength | GammaLength | EmpiricalLength | TraceLength,
                     Field(discriminator="kind")]
 
