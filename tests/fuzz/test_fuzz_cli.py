@@ -205,7 +205,7 @@ def test_mutated_scenarios(data, method, fmt):
     scenario = data.draw(fz.mutated_json(yaml.safe_load(base.read_text())))
     path = _tmp(base.name, yaml.safe_dump(scenario))
     check(run(["optimize", str(path), "--method", method, "--format", fmt]), names=(path.name,),
-          echoed=_names(scenario))
+          echoed=_echoed(scenario))
 
 
 CATALOG_ENTRIES = sorted((ROOT / "models").glob("*.yaml")) + sorted((ROOT / "hardware").glob("*.yaml"))
@@ -280,10 +280,10 @@ def test_mutated_topologies(data, fmt):
     args = data.draw(st.sampled_from([["optimize", str(path)], ["latency", str(path), "--load", "0.5"],
                                       ["sweep", str(path), "--set", "links[0].bandwidth=5Gbps..50Gbps:3"],
                                       ["simulate", str(path), "--load", "0.5", "--requests", "300"]]))
-    check(run([*args, "--format", fmt]), names=(path.name,), echoed=_names(scenario))
+    check(run([*args, "--format", fmt]), names=(path.name,), echoed=_echoed(scenario))
 
 
-def _names(scenario: dict) -> tuple[str, ...]:
+def _echoed(scenario: dict) -> tuple[str, ...]:
     """The strings a scenario gives as names (its own, its sites'): the output repeats them as given."""
     sites = scenario.get("sites") if isinstance(scenario.get("sites"), dict) else {}
     out = [scenario.get("name"), *sites, *(s.get("name") for s in sites.values() if isinstance(s, dict))]
