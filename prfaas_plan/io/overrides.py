@@ -29,8 +29,9 @@ class Override:
 
     @property
     def label(self) -> str:
-        """How a message names it: `--set link.bandwidth`, `--trace`, `--method`."""
-        return f"--set {self.key}" if self.option == "--set" else self.option
+        """How a message names it: `--set link.bandwidth`, `--trace`, `--method`; a study's fixed values
+        and axes as `set link.bandwidth` and `axes link.bandwidth`."""
+        return f"{self.option} {self.key}" if self.option in ("--set", "set", "axes") else self.option
 
 
 def parse_set(item: str) -> Override:
