@@ -15,6 +15,7 @@ runner = CliRunner()
 QUANTILE = "link.bandwidth={kind: quantiles, p50: 100Gbps, p10: 20Gbps}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [
     ["optimize"], ["optimize", "two-regions"], ["optimize", "--set", QUANTILE],
     ["size"], ["size", "two-regions"], ["latency", "two-regions", "--rate", "1"],

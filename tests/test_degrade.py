@@ -86,6 +86,7 @@ def test_a_region_down_keeps_the_other_region_and_the_whole_prefill_service(regi
         assert f.lambda_down_rps == down.lambda_max_rps < regions.nominal_lambda_max_rps, name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("ref", "key", "link"), [(None, "link.bandwidth", "prfaas->local"),
                                                   ("two-regions", "links[1].bandwidth", "prefill-east->region-b")])
 def test_replanned_is_optimize_at_that_bandwidth(case, regions, ref, key, link):

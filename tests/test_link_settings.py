@@ -78,6 +78,7 @@ def test_a_size_plan_of_one_site_degrades_and_gives_its_thresholds(tmp_path):
     assert set(t["sites"]) == {"west"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["degrade"], ["thresholds", "--loads", "0.5,1"]])
 def test_a_law_by_set_is_the_law_in_the_file(tmp_path, command):
     data = _case()
@@ -91,6 +92,7 @@ def test_a_law_by_set_is_the_law_in_the_file(tmp_path, command):
     assert by_set == by_file
 
 
+@pytest.mark.slow
 def test_replay_and_report_take_a_law_by_set(tmp_path):
     series = tmp_path / "s.csv"
     series.write_text("time_s,bandwidth\n0,100Gbps\n60,20Gbps\n120,80Gbps\n")

@@ -161,6 +161,7 @@ def test_nothing_is_fetched(which, request):
     assert csp  # and the browser is told to fetch nothing
 
 
+@pytest.mark.slow
 def test_every_figure_is_an_inline_svg_with_a_caption(case, regions):
     for _, page, _ in (case, regions):
         assert len(page.figures) >= 3

@@ -27,12 +27,14 @@ def _sizing_text(tmp_path, *args: str) -> tuple[list[str], str]:
     return sections, re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", body))
 
 
+@pytest.mark.slow
 def test_no_sizing_section_says_so(tmp_path):
     sections, text = _sizing_text(tmp_path, "qwen35-b200-h200")
     assert sections == ["scenario", "plan", "latency", "sizing", "robustness", "provenance"]
     assert "The cheapest fleet ( prfaas-plan size ) is left out: the scenario has no sizing: section" in text
 
 
+@pytest.mark.slow
 def test_an_infeasible_sizing_says_why_in_the_page(tmp_path):
     _, text = _sizing_text(tmp_path, "--set", "sizing.prfaas.gpus_per_instance=[1]")
     assert ("The cheapest fleet ( prfaas-plan size ) is left out: no plan meets the constraints: prefill service: "

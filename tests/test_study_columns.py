@@ -48,6 +48,7 @@ def test_a_bare_bandwidth_is_gbps_in_the_si_column_as_set_reads_it(tmp_path):
     assert "1.64e-07" not in res.output and re.search(r"every tier\s+1\.564x\s+20\.5\n", res.output), res.output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("key", "values", "want"), [
     ("link.rtt", "[5ms, 0.03]", [0.005, 0.03]),  # a bare duration is seconds
     ("link.max_window", "[4MiB, 1000]", [4 * 2**20, 1000.0]),  # a bare size is bytes
@@ -94,6 +95,7 @@ def test_a_two_regions_row_fills_every_column_optimize_prints(tmp_path):
     assert r["splits"] == "region-a t=12,285 N_p/N_d=2/6; region-b t=26,241 N_p/N_d=4/4"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("command", "options", "extra"), [
     ("latency", "{load: 0.7}", ["--load", "0.7"]),
     ("simulate", "{load: 0.7, requests: 2000}", ["--load", "0.7", "--requests", "2000"]),
@@ -134,6 +136,7 @@ def test_study_report_prints_t_as_optimize_does(tmp_path):
 # --- study-report on any study's results -------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["table", "json", "html"])
 def test_study_report_on_a_two_regions_study(tmp_path, fmt):
     _study(tmp_path, "scenario: two-regions\naxes:\n  links[0].bandwidth: [10Gbps, 100Gbps]\n")

@@ -124,6 +124,7 @@ def test_offloading_nothing_can_win():
     assert e.ttft_s < e.ttft_star_s
 
 
+@pytest.mark.slow
 def test_two_regions_scales_every_link(two):
     assert two.grid == "relative" and two.passes == 2 and list(two.sites) == ["region-a", "region-b"]
     assert [lk.bandwidths_bytes_per_s for lk in two.links] == [(3.75e9,), (0.75e9,)]  # 30 and 6 Gbps

@@ -213,6 +213,7 @@ def test_the_shared_pool_of_one_stream_is_the_single_path_queue() -> None:
         assert getattr(one.sites["local"], key) == pytest.approx(getattr(two, key), rel=1e-9), key
 
 
+@pytest.mark.slow
 def test_latency_sweep_and_ttft_slo_of_a_topology() -> None:
     runner = CliRunner()
     res = runner.invoke(app, ["latency", "two-regions", "--load", "0.7", "--format", "json"])

@@ -248,6 +248,7 @@ def test_traces_without_hashes_say_unknown_never_zero(tmp_path: Path) -> None:
     assert payload["models"] == ["ChatGPT", "GPT-4"]
 
 
+@pytest.mark.slow
 def test_one_request_has_no_rate(tmp_path: Path) -> None:
     path = tmp_path / "one.jsonl"
     path.write_text('{"timestamp": 5, "input_length": 10, "output_length": 0, "hash_ids": [1]}\n')

@@ -17,6 +17,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 DIURNAL = FIXTURES / "bandwidth" / "diurnal.csv"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [
     ["replay", "--series", str(DIURNAL), "--duration", "1200", "--policies", "static,table", "--plot", "{}/r.png"],
     ["replay", "--series", str(DIURNAL), "--duration", "1200", "--set", "slo.ttft=8s", "--plot", "{}/r.svg"],

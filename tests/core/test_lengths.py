@@ -356,6 +356,7 @@ def test_tail_prob_is_exact_on_a_trace_replay():
     assert d.tail_prob(d.hi) == 0.0
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(values=st.lists(st.floats(1.0, 1e6), min_size=1, max_size=60),
        weights=st.lists(st.floats(0.001, 1000.0), min_size=60, max_size=60),

@@ -266,6 +266,7 @@ def test_trace_time_scaled_to_the_rate(mooncake):
     assert res.throughput_rps == pytest.approx(6.0, rel=0.15)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trace", ["mooncake_synthetic_trace.jsonl", "mooncake_conversation.jsonl",
                                    "azure_code_2023.csv", "azure_conv_2024.csv"])
 @pytest.mark.parametrize("window", [["--requests", "150"], ["--duration", "40"], []])
