@@ -17,7 +17,7 @@ from prfaas_plan.errors import InfeasibleError
 from prfaas_plan.specs.hardware import InstanceSpec
 from prfaas_plan.specs.scenario import ScenarioSpec
 
-TOP_Q = 1 - 1e-12  # stands for the longest length of an unbounded distribution (as api.thresholds)
+TOP_Q = 1 - 1e-12  # stands for the longest length of an unbounded distribution
 
 
 def longest(lengths: Any) -> float:

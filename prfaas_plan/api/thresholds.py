@@ -36,7 +36,6 @@ its quantile bisections); a PD site weighs up to ~51 per load below 1, and per p
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -44,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from prfaas_plan import units
+from prfaas_plan.api.holds import longest
 from prfaas_plan.api.optimize import optimize
 from prfaas_plan.api.slo import SEARCH_NODES
 from prfaas_plan.api.systems import PRFAAS, _config, _system
@@ -68,7 +68,6 @@ MAX_LOAD = 1.5
 DEFAULT_BANDWIDTHS, DEFAULT_SCALES = "1Gbps..100Gbps:8:log", "10%..100%:4:log"
 DEFAULT_LOADS = "0.2,0.4,0.6,0.8,1.0"
 MIXED = "mixed"  # a list of shares and bandwidths, one link's nominal resolves it
-_TOP_Q = 1 - 1e-12  # stands for the longest length of an unbounded distribution
 
 
 def _items(text: str, option: str, parse: Callable[[str], float]) -> tuple[list[str], list[float]]:
@@ -205,7 +204,7 @@ def candidates(lengths: Any, t_star: float) -> list[float | None]:
 
 def _none_at(lengths: Any) -> float:
     """A threshold offloading nothing, for the throughput kernel (which takes numbers)."""
-    return float(lengths.hi) if math.isfinite(lengths.hi) else float(lengths.quantile(_TOP_Q))
+    return longest(lengths)
 
 
 def fleet(sc: ScenarioSpec) -> Fleet:

@@ -16,7 +16,6 @@ from numpy.typing import ArrayLike, NDArray
 
 from prfaas_plan import units
 from prfaas_plan.core import kv
-from prfaas_plan.errors import InfeasibleError
 from prfaas_plan.specs.hardware import InstanceSpec
 from prfaas_plan.specs.model import ModelSpec
 
@@ -64,10 +63,3 @@ def holding(model: ModelSpec, instance: InstanceSpec, tokens: float, *,
                    kv_bytes=float(kv.footprint(model).s_kv(tokens)), tokens=float(tokens),
                    fits=bool(fits(model, instance, tokens, memory_fraction=memory_fraction)))
 
-
-def require_holds(model: ModelSpec, instance: InstanceSpec, tokens: float, *, role: str,
-                  memory_fraction: float = DEFAULT_MEMORY_FRACTION) -> None:
-    """Raise InfeasibleError (binding "memory") naming ``role`` when ``instance`` cannot hold the model."""
-    h = holding(model, instance, tokens, memory_fraction=memory_fraction)
-    if not h.fits:
-        raise InfeasibleError(f"{role}: {h.why()}", binding="memory")
