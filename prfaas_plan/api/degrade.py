@@ -78,12 +78,10 @@ def parse_levels(text: str) -> tuple[float, ...]:
         raise SpecError(str(exc), field="--levels") from None
     out = []
     for item in items:
-        percent = item.endswith("%")
         try:
-            value = units.parse_number(item[:-1] if percent else item)
+            out.append(units.parse_fraction(item))
         except units.UnitError:
             raise SpecError(f"level {item!r} is not a fraction (0.5) or a percentage (50%)", field="--levels") from None
-        out.append(value / 100 if percent else value)
     return check_levels(out)
 
 
