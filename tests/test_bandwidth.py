@@ -194,7 +194,7 @@ def test_a_bad_file_named_in_a_scenario_names_the_file(tmp_path):
 
 
 @pytest.mark.parametrize(("args", "words"), [
-    (["--plan-at", "p10"], "no link has one"),
+    (["--plan-at", "p10"], "the scenario has none"),
     ([*sets(law_set(QUANTILES)), "--plan-at", "10"], "not a percentile"),
     ([*sets(law_set(QUANTILES)), "--plan-at", "p100"], "not a percentile"),
     ([*sets(law_set(QUANTILES)), "--plan-at", "p-5"], "not a percentile"),

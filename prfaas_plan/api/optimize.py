@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+from prfaas_plan.api import plan_at as plan_at_
 from prfaas_plan.api import robust, slo, topology, topology_systems
 from prfaas_plan.api.interval import lambda_interval
 from prfaas_plan.api.plan import Plan, plan
@@ -15,14 +16,19 @@ from prfaas_plan.specs.scenario import ScenarioSpec
 
 def optimize(sc: ScenarioSpec, *, ttft_slo: bool = True, plan_at: str | None = None) -> Plan | topology.TopologyPlan:
     """The best plan and its baselines under each method; ``payload`` is the JSON of `optimize`.
-    With a link's bandwidth given as a law, its robustness (``api.robust``); ``plan_at`` (pNN)
-    plans at that percentile of every link's law instead of at the median."""
-    level = robust.plan_level(sc, plan_at)
-    target = sc if level is None else robust.at_level(sc, level[1])
+    With a link's bandwidth given as a law, its robustness (``api.robust``); ``plan_at`` (pNN,
+    bandwidth=pNN, rate=pNN; ``api.plan_at``) plans at that percentile of every link's law instead
+    of at the median, and of a trace's windowed rate instead of its windows as they come."""
+    at = plan_at_.parse(sc, plan_at)
+    level, rate = (None, None) if at is None else (at.bandwidth, at.rate)
+    base = sc if rate is None else plan_at_.at_rate(sc, rate)
+    target = base if level is None else robust.at_level(base, level[1])
     p = _optimize(target, ttft_slo=ttft_slo)
     if robust.has_law(sc):
-        rb = robust.robustness(sc, p, level)
+        rb = robust.robustness(base, p, level)
         p = replace(p, result=replace(p.result, robustness=rb))
+    if rate is not None:
+        p = replace(p, result=replace(p.result, planned_rate=rate))
     head = p.result.head
     iv = lambda_interval(target, head.best.lambda_max_rps, str(head.best.binding), head.cost.cost_per_million_requests,
                          dict(p.result.sources))

@@ -17,7 +17,7 @@ import numpy as np
 
 from prfaas_plan import units
 from prfaas_plan.core import kv
-from prfaas_plan.core.arrivals import default_bin_s
+from prfaas_plan.core.arrivals import default_bin_s, rate_profile
 from prfaas_plan.core.trace import TRACE_FORMATS, Trace, TraceFile, blocks_for_capacity, replay_prefix_cache
 from prfaas_plan.errors import SpecError
 from prfaas_plan.specs.run import read_duration
@@ -30,6 +30,7 @@ FORMATS = TRACE_FORMATS
 DEFAULT_FRACTIONS = ((1, 2), (1, 4), (1, 10))
 CURVE_FRACTIONS = tuple(2.0**-k for k in range(10, -1, -1))  # 1/1024 .. 1 of the working set, for the figure
 MAX_BINS = 100_000
+PLANNING_PERCENTILES = (0.5, 0.9, 0.99)  # of the windowed rate, as --plan-at rate=pNN reads it
 
 
 def _lengths(x: np.ndarray) -> LengthStats:
@@ -131,7 +132,12 @@ def summarize(trace: Trace, *, source: str = "", format: str = "mooncake", has_h
     bins = _bins(arrival, span, mean_rate, bin_s) if mean_rate is not None else None
     reuse = (_reuse(trace, cache_tokens=cache_tokens, cache_bytes=cache_bytes, bytes_per_token=bytes_per_token,
                     model=model, curve=curve) if has_hashes else None)
-    return TraceStats(source=source, format=format, requests=n, first_arrival_s=float(arrival.min()), span_s=span,
+    profile = rate_profile(arrival) if mean_rate is not None else None
+    windowed = () if profile is None else tuple((f"p{round(q * 100)}", profile.rate_at(q) * mean_rate)
+                                                for q in PLANNING_PERCENTILES)
+    return TraceStats(planning_window_s=None if profile is None else profile.bin_s,
+                      planning_windows=0 if profile is None else profile.windows, windowed_rps=windowed,
+                      source=source, format=format, requests=n, first_arrival_s=float(arrival.min()), span_s=span,
                       mean_rate_rps=mean_rate, bins=bins, input=_lengths(trace.input_tokens),
                       output=_lengths(trace.output_tokens), reuse=reuse, failed_excluded=failed_excluded,
                       filtered_out=filtered_out, models=tuple(models), model_filter=model_filter,

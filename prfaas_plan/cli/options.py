@@ -33,6 +33,13 @@ CatalogOpt = Annotated[
     typer.Option("--catalog", help="Extra catalog folder (models/, hardware/, scenarios/); repeatable. "
                  "Also read from $PRFAAS_PLAN_CATALOG."),
 ]
+PlanAtOpt = Annotated[
+    str | None,
+    typer.Option("--plan-at", help="Plan at a percentile instead of the typical case: of every link's bandwidth "
+                 "law (bandwidth=p10; a law: link.bandwidth {kind: series, file: bw.csv}), of a trace's windowed "
+                 "rate (rate=p90, the busy hour; needs a trace), or both, comma-separated; a bare pNN names the "
+                 "one law the scenario has", show_default=False),
+]
 
 StackOpt = Annotated[
     str | None,

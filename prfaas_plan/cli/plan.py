@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from prfaas_plan.cli.app import app
-from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, PlotOpt, catalog_from
+from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, PlanAtOpt, PlotOpt, catalog_from
 
 ScenarioArg = Annotated[
     str | None,
@@ -54,9 +54,7 @@ def optimize(
     trace_format: TraceFormatOpt = None,
     model_filter: ModelFilterOpt = None,
     plot: PlotOpt = None,
-    plan_at: Annotated[str | None, typer.Option(
-        "--plan-at", help="Plan at this percentile of every link's bandwidth law (p50, p10, p1, any pNN); "
-        "needs link.bandwidth given as a law, e.g. {kind: series, file: bw.csv}")] = None,
+    plan_at: PlanAtOpt = None,
     fmt: FormatOpt = Format.table,
     catalog: CatalogOpt = None,
 ) -> None:

@@ -8,8 +8,17 @@ from typing import Annotated
 import typer
 
 from prfaas_plan.cli.app import app
-from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, PlotOpt, catalog_from, output_check, write_text
-from prfaas_plan.cli.plan import MethodOpt, ScenarioArg, SetOpt
+from prfaas_plan.cli.options import (
+    CatalogOpt,
+    Format,
+    FormatOpt,
+    PlanAtOpt,
+    PlotOpt,
+    catalog_from,
+    output_check,
+    write_text,
+)
+from prfaas_plan.cli.plan import MethodOpt, ModelFilterOpt, ScenarioArg, SetOpt, TraceFormatOpt, TraceOpt, trace_arg
 
 DemandOpt = Annotated[str | None, typer.Option("--demand", help="Total demand, e.g. 40rps (replaces sizing.demand)")]
 OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write the chosen plan as a scenario YAML "
@@ -23,6 +32,10 @@ def size(
     demand: DemandOpt = None,
     set_: SetOpt = None,
     method: MethodOpt = None,
+    trace: TraceOpt = None,
+    trace_format: TraceFormatOpt = None,
+    model_filter: ModelFilterOpt = None,
+    plan_at: PlanAtOpt = None,
     output: OutputOpt = None,
     plot: PlotOpt = None,
     fmt: FormatOpt = Format.table,
@@ -31,10 +44,12 @@ def size(
     """What to buy: the cheapest prefill service, PD fleets and link tiers serving a demand under the SLOs,
     against homogeneous PD on each candidate GPU, with the link-versus-GPU trade and the cost curves.
 
-    The scenario's sizing: section lists the candidates (see scenarios/paper-case-study.yaml).
+    The scenario's sizing: section lists the candidates (see scenarios/paper-case-study.yaml). With
+    --trace the demand is the trace's mean rate, and with --plan-at rate=p90 its busy hour's.
 
     Example: prfaas-plan size --demand 30rps -o plan.yaml && prfaas-plan optimize plan.yaml
     """
+    from prfaas_plan.api import plan_at as plan_at_
     from prfaas_plan.api.size import size as size_
     from prfaas_plan.cli.plan import _method
     from prfaas_plan.io.scenario import load_scenario
@@ -42,8 +57,9 @@ def size(
     from prfaas_plan.report.views_size import emit_size
 
     cat = catalog_from(catalog)
-    sc = load_scenario(scenario, cat, overrides=set_, method=_method(method), demand=demand)
-    result = size_(sc)
+    sc = load_scenario(scenario, cat, overrides=set_, method=_method(method), demand=demand,
+                       trace=trace_arg(trace, trace_format, model_filter))
+    result = size_(plan_at_.sized_at(sc, plan_at))
     emit_size(fmt.value, result, size_json(result))
     if plot is not None:
         from prfaas_plan.report.plots_size import size_figure

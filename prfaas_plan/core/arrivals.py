@@ -58,11 +58,32 @@ class RateProfile:
     # squared coefficient of variation of the gaps between arrivals inside a window (each gap over
     # its window's mean gap; windows weighted by their gaps): 1 for Poisson, far above for batches
     arrival_scv: float = 1.0
+    # every window's (shrunk) factor in time order, and its share of the span: the law of the rate
+    # over time that `--plan-at` reads (``rate_at``); empty for a profile built by hand
+    window_factors: tuple[float, ...] = ()
+    window_shares: tuple[float, ...] = ()
 
     @property
     def stationary(self) -> bool:
         """One rate throughout (a single group): the Poisson model at the mean rate is the law."""
         return len(self.factors) == 1
+
+    def rate_at(self, q: float) -> float:
+        """The windowed rate's q-quantile over time, as a factor of the mean rate: the factor of the
+        slowest window such that windows no faster fill at least a share q of the span (a rate the
+        trace ran at, not an interpolation). P90: 90% of the time the rate was at most this."""
+        if not self.window_factors:
+            return 1.0
+        f = np.asarray(self.window_factors)
+        order = np.argsort(f, kind="stable")
+        cum = np.cumsum(np.asarray(self.window_shares)[order])
+        k = int(np.searchsorted(cum, q * cum[-1] * (1 - 1e-12)))
+        return float(f[order][min(k, len(f) - 1)])
+
+    def held(self) -> RateProfile:
+        """The stream at one rate throughout (one window group), keeping the variability inside a
+        window and the description of the trace's windows: a window planned for as if it lasted."""
+        return replace(self, factors=(1.0,), weights=(1.0,))
 
 
 def rate_profile(arrival_s: ArrayLike, bin_s: float | None = None) -> RateProfile | None:
@@ -86,7 +107,7 @@ def rate_profile(arrival_s: ArrayLike, bin_s: float | None = None) -> RateProfil
     n_bins = max(1, math.floor(span / width + 1e-9))  # a partial last bin joins the one before it
     idx = np.minimum(np.floor((t - t[0]) / width).astype(np.int64), n_bins - 1)
     counts = np.bincount(idx, minlength=n_bins).astype(np.float64)
-    widths = np.full(n_bins, width)
+    widths = np.full(n_bins, float(width))  # a float array: an int bin_s must not truncate the last width
     widths[-1] = span - (n_bins - 1) * width
     f = counts / widths / mean
     expected = mean * widths
@@ -97,7 +118,8 @@ def rate_profile(arrival_s: ArrayLike, bin_s: float | None = None) -> RateProfil
     w = f * widths  # requests in each window at its (shrunk) rate
     keep = w > 0
     return replace(_grouped(f[keep], w[keep] / w[keep].sum(), windows=n_bins, bin_s=width),
-                   arrival_scv=_scv_inside(t, idx))
+                   arrival_scv=_scv_inside(t, idx), window_factors=tuple(float(x) for x in f),
+                   window_shares=tuple(float(x) for x in widths / span))
 
 
 def _scv_inside(t: np.ndarray, idx: np.ndarray) -> float:

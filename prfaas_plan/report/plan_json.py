@@ -16,7 +16,7 @@ from prfaas_plan.specs.results import (
     PlanResult,
     Ratios,
 )
-from prfaas_plan.specs.robust import Robustness
+from prfaas_plan.specs.robust import RateLevel, Robustness
 
 
 def prfaas_limited_by(op: OperatingPoint) -> str | None:
@@ -95,6 +95,12 @@ def interval_json(iv: LambdaInterval) -> dict[str, Any]:
             "dominant": iv.dominant, "binding_p10": iv.binding_p10, "binding_p90": iv.binding_p90}
 
 
+def planned_rate_json(lv: RateLevel) -> dict[str, Any]:
+    """The "planned_rate" key of `optimize` (--plan-at rate=pNN): the trace's window planned for."""
+    return {"percentile": lv.label, "rate_rps": lv.rate_rps, "factor_of_mean": lv.factor, "mean_rps": lv.mean_rps,
+            "windows": lv.windows, "window_s": lv.bin_s}
+
+
 def robustness_json(rb: Robustness) -> dict[str, Any]:
     """The "robustness" key of `optimize` (one PD site or a topology): each plan held across the
     bandwidth's law."""
@@ -146,4 +152,6 @@ def plan_json(r: PlanResult) -> dict[str, Any]:
         out["robustness"] = robustness_json(r.robustness)
     if r.interval is not None:
         out["lambda_interval"] = interval_json(r.interval)
+    if r.planned_rate is not None:
+        out["planned_rate"] = planned_rate_json(r.planned_rate)
     return out

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.report.plan_json import homogeneous_json, interval_json, robustness_json
+from prfaas_plan.report.plan_json import homogeneous_json, interval_json, planned_rate_json, robustness_json
 from prfaas_plan.specs.results import (
     Priced,
     SiteInfo,
@@ -101,4 +101,6 @@ def topology_json(r: TopologyPlanResult) -> dict[str, Any]:
         out["robustness"] = robustness_json(r.robustness)
     if r.interval is not None:
         out["lambda_interval"] = interval_json(r.interval)
+    if r.planned_rate is not None:
+        out["planned_rate"] = planned_rate_json(r.planned_rate)
     return out

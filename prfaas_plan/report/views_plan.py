@@ -9,7 +9,7 @@ from prfaas_plan import units
 from prfaas_plan.report.plan_json import prfaas_limited_by
 from prfaas_plan.report.render import BIG, emit, num, table
 from prfaas_plan.specs.results import LambdaInterval, MethodPlan, OperatingPoint, PlanResult
-from prfaas_plan.specs.robust import Robustness
+from prfaas_plan.specs.robust import RateLevel, Robustness
 
 
 def _tok(x: float | None) -> str:
@@ -111,6 +111,13 @@ def interval_line(iv: LambdaInterval | None) -> str | None:
             "carry a band)")
 
 
+def planned_rate_line(lv: RateLevel | None, lambda_max_rps: float) -> str | None:
+    """The closing line of a plan at a trace's busy window (--plan-at rate=pNN), with its headroom."""
+    if lv is None:
+        return None
+    return f"{lv.describe()}: Lambda_max is {lambda_max_rps / lv.rate_rps:.2f}x that rate"
+
+
 def hit_rate_words(rate: float | None, source: str | None) -> str:
     """", prefix hit rate 65.1% (measured)", "... (assumed)", "... unknown (...)"; "" for a parametric workload."""
     if source == "unknown":
@@ -149,7 +156,7 @@ def _systems(m: MethodPlan) -> list[list[str]]:
     ]
 
 
-def _slo_table(slo: Any) -> Any:
+def _slo_table(slo: Any, planned: RateLevel | None = None) -> Any:
     rows = []
     for name, label in (("prfaas", "PrfaaS-PD"), ("homogeneous", "Homogeneous PD"),
                         ("naive_heterogeneous", "Naive heterogeneous")):
@@ -163,9 +170,12 @@ def _slo_table(slo: Any) -> Any:
                      f"{_f(d['ttft_p99_s'], 2)}", d["binding"]])
     ratio = slo["ratios"].get("prfaas_vs_homogeneous")
     title = f"Under the TTFT SLO: {slo['statistic']} TTFT <= {slo['bound_s']:g} s (analytic latency model)"
+    caption = [] if ratio is None else [f"PrfaaS-PD vs homogeneous under the SLO: {_x(ratio)}"]
+    if planned is not None:
+        caption.append(f"rate: the busy window's, held ({planned.label.upper()} of the trace's windowed rate); the "
+                       f"trace's mean rate at it is {1 / planned.factor:.3g}x")
     return table(title, ["system", "t", "prfaas/p/d", "rate req/s", "capacity req/s", "TTFT mean / P90 / P99 s",
-                         "bound by"], rows,
-                 caption=None if ratio is None else f"PrfaaS-PD vs homogeneous under the SLO: {_x(ratio)}")
+                         "bound by"], rows, caption="\n".join(caption) or None)
 
 
 def _gbps(b: float) -> str:
@@ -241,14 +251,15 @@ def _plan_tables(r: PlanResult) -> list[Any]:
                      ["method", "t", "split", "p", "l_long", "Lambda", "egress Gbps", "vs homog.", "naive vs homog."],
                      m_rows))
     if r.ttft_slo is not None:
-        out.append(_slo_table(r.ttft_slo))
+        out.append(_slo_table(r.ttft_slo, r.planned_rate))
     if r.robustness is not None:
         out.append(robustness_table(r.robustness))
     top = [[i + 1, _t(o.threshold_tokens), f"{o.n_prfaas}/{o.n_p}/{o.n_d}", _f(o.lambda_max_rps, 3), _names(o)]
            for i, o in enumerate(m.top)]
     out.append(table("Top configurations", ["#", "t", "prfaas/p/d", "Lambda req/s", "bound by"], top,
                      caption="\n".join(f"{k}: {v}" for k, v in r.sources.items())))
-    lines = [staging_line(r.decode), interval_line(r.interval)]
+    lines = [staging_line(r.decode), interval_line(r.interval),
+             planned_rate_line(r.planned_rate, m.best.lambda_max_rps)]
     return out + [x for x in lines if x]
 
 

@@ -13,6 +13,7 @@ from prfaas_plan.report.views_plan import (
     _x,
     interval_line,
     interval_words,
+    planned_rate_line,
     robustness_table,
     staging_line,
 )
@@ -120,6 +121,7 @@ def _tables(r: TopologyPlanResult) -> list[Any]:
     lines = [staging_line(s.decode, f" at {s.name}") for s in r.sites]
     if r.interval is not None:
         lines.append(interval_line(r.interval) or f"Lambda_max P10-P90: {interval_words(r.interval)}")
+    lines.append(planned_rate_line(r.planned_rate, r.head.best.lambda_max_rps))
     return out + [ln for ln in lines if ln]
 
 

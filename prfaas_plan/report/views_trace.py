@@ -65,7 +65,10 @@ def trace_stats_json(r: TraceStats) -> dict[str, Any]:
             "no_rate": no_rate(r) if r.mean_rate_rps is None else None, "arrivals": arrivals,
             "input_tokens": _lengths_json(r.input), "output_tokens": _lengths_json(r.output),
             "prefix_reuse": reuse, "failed_excluded": r.failed_excluded, "filtered_out": r.filtered_out,
-            "models": list(r.models), "model_filter": r.model_filter}
+            "models": list(r.models), "model_filter": r.model_filter,
+            "planning": None if r.planning_window_s is None else {
+                "window_s": r.planning_window_s, "windows": r.planning_windows,
+                **{f"{k}_rps": v for k, v in r.windowed_rps}}}
 
 
 def _rows(payload: dict[str, Any]) -> list[dict[str, Any]]:
@@ -119,6 +122,10 @@ def _tables(r: TraceStats) -> list[Any]:
             rows.append(["binned rate", f"min {rate(b.min_rps)}, median {rate(b.median_rps)}, "
                                         f"max {rate(b.max_rps)} req/s (over the full bins)"])
             rows.append(["peak-to-mean", f"{num(b.peak_to_mean, 2)} (max binned rate / mean rate)"])
+    if r.windowed_rps and r.planning_window_s is not None:
+        per = ", ".join(f"{k.upper()} {rate(v)}" for k, v in r.windowed_rps)
+        rows.append(["planning rate", f"{per} req/s over time, in {r.planning_windows:,} windows of "
+                                      f"{duration(r.planning_window_s)} (what --plan-at rate=pNN plans for)"])
     width = max(len(k) for k, _ in rows)
     out += ["arrivals", *(f"  {k.ljust(width)}   {v}" for k, v in rows), ""]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from prfaas_plan.specs.robust import Robustness
+from prfaas_plan.specs.robust import RateLevel, Robustness
 
 
 class Binding(StrEnum):
@@ -154,6 +154,7 @@ class PlanResult:
     ttft_slo: Mapping[str, Any] | None = field(default=None)
     robustness: Robustness | None = None  # a link's bandwidth as a law (api.robust)
     interval: LambdaInterval | None = None  # Lambda_max at the stack's P10-P90 (api.interval)
+    planned_rate: RateLevel | None = None  # --plan-at rate=pNN: the trace's window planned for
 
     @property
     def head(self) -> MethodPlan:
@@ -278,6 +279,7 @@ class TopologyPlanResult:
     ttft_slo: Mapping[str, Any] | None = field(default=None)
     robustness: Robustness | None = None  # a link's bandwidth as a law (api.robust)
     interval: LambdaInterval | None = None  # Lambda_max at the stack's P10-P90 (api.interval)
+    planned_rate: RateLevel | None = None  # --plan-at rate=pNN: the trace's window planned for
 
     @property
     def head(self) -> TopologyMethodPlan:

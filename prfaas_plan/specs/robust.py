@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-__all__ = ["AtBandwidth", "LinkBandwidth", "RobustPlan", "Robustness", "SiteConfig"]
+__all__ = ["AtBandwidth", "LinkBandwidth", "RateLevel", "RobustPlan", "Robustness", "SiteConfig"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -75,3 +75,27 @@ class Robustness:
     plan_at: str | None  # --plan-at, None: the headline is the nominal plan
     states: int  # distinct bandwidth states the expectations weigh
     notes: tuple[str, ...] = ()  # e.g. no safe plan: a link is down at P10
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RateLevel:
+    """A trace's windowed rate at a percentile over time (`--plan-at rate=pNN`, ``api.plan_at``):
+    ``factor`` x the trace's mean rate ``mean_rps``, its windows ``bin_s`` wide."""
+
+    label: str  # "p90"
+    q: float
+    factor: float
+    mean_rps: float
+    windows: int
+    bin_s: float
+
+    @property
+    def rate_rps(self) -> float:
+        return self.factor * self.mean_rps
+
+    def describe(self) -> str:
+        """One line: the rate planned for and where it comes from."""
+        width = f"{self.bin_s / 60:g}-min" if self.bin_s >= 60 else f"{self.bin_s:g}-s"
+        return (f"planned at the trace's {self.label.upper()} windowed rate, {self.rate_rps:.3f} req/s "
+                f"({self.factor:.3g}x its mean {self.mean_rps:.3f} req/s over {self.windows} {width} windows; "
+                f"--plan-at rate={self.label})")

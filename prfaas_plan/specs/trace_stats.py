@@ -94,3 +94,8 @@ class TraceStats:
     model_filter: str | None = None
     input_tokens: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # sorted
     output_tokens: NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # sorted
+    # the windows the planner reads the rate in (core.arrivals.RateProfile) and the windowed rate's
+    # percentiles over time, req/s (`--plan-at rate=pNN`); None without a rate
+    planning_window_s: float | None = None
+    planning_windows: int = 0
+    windowed_rps: tuple[tuple[str, float], ...] = ()
