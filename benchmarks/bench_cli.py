@@ -87,7 +87,7 @@ def main() -> None:
                 print(f"  optimize {name}: {t / base:.2f}x the floor, target {TARGET:.0f}x: "
                       f"{'met' if t / base <= TARGET else 'missed'}")
 
-    from prfaas_plan.api.plan import _space, timing
+    from prfaas_plan.api.plan import search_space, timing
     from prfaas_plan.core.optimize import search
     from prfaas_plan.core.throughput import Method
     from prfaas_plan.io.load import Catalog
@@ -95,7 +95,7 @@ def main() -> None:
 
     sc = load_scenario(None, Catalog.default())
     t = timing(sc)
-    space = _space(sc)
+    space = search_space(sc)
     for method in (Method.PAPER, Method.EXACT):
         runs = []
         for _ in range(7):
@@ -108,7 +108,7 @@ def main() -> None:
               f"= {space.size / best:,.0f} candidate evaluations/s")
     sized = load_scenario(None, Catalog.default(), overrides=["search.size_prfaas=true",
                                                                "search.max_prfaas_instances=16"])
-    space = _space(sized)
+    space = search_space(sized)
     t0 = time.perf_counter()
     search(sized.workload.lengths, t.curves, space, method=Method.EXACT, link_bytes_per_s=sc.link.usable_bytes_per_s,
            decode_rps_per_instance=t.decode_rps_per_instance)
@@ -126,7 +126,7 @@ def topology() -> None:
 
     import numpy as np
 
-    from prfaas_plan.api.plan import _space
+    from prfaas_plan.api.plan import search_space
     from prfaas_plan.api.topology import site_models
     from prfaas_plan.core import joint
     from prfaas_plan.core.throughput import Method
@@ -135,7 +135,7 @@ def topology() -> None:
 
     sc = load_scenario("two-regions", Catalog.default())
     models, _ = site_models(sc)
-    space = _space(sc)
+    space = search_space(sc)
     for n_sites in (2, 4, 8):
         ms = [replace(models[i % 2], name=f"s{i}", link=f"p->s{i}", share=1 / n_sites) for i in range(n_sites)]
         for method in (Method.PAPER, Method.EXACT):

@@ -1,6 +1,6 @@
 """The throughput search's time and memory at ~0.1M, 1M and 7M candidates (prints figures; not a test).
 
-The case study's curves and lengths (``load_scenario``, ``api.plan.timing``, ``_space`` as in
+The case study's curves and lengths (``load_scenario``, ``api.plan.timing``, ``search_space`` as in
 bench_cli.py), its 7 splits, with more thresholds over its range and N_prfaas = 1..K. Each size
 runs in a fresh subprocess, once with ``core.optimize.search`` ("after") and once with the
 whole-grid algorithm it replaced ("before", the oracle kept in tests/core/test_search_memory.py),
@@ -41,7 +41,7 @@ def child(n_t: int, n_k: int, impl: str) -> None:
     import numpy as np
 
     sys.path.insert(0, str(ROOT))
-    from prfaas_plan.api.plan import _space, timing
+    from prfaas_plan.api.plan import search_space, timing
     from prfaas_plan.core import optimize
     from prfaas_plan.core.optimize import Space, grid_bounds, search
     from prfaas_plan.core.throughput import Method, routing
@@ -51,7 +51,7 @@ def child(n_t: int, n_k: int, impl: str) -> None:
 
     sc = load_scenario(None, Catalog.default())
     t = timing(sc)
-    base = _space(sc)
+    base = search_space(sc)
     space = Space(thresholds=np.linspace(base.thresholds[0], base.thresholds[-1], n_t),
                   n_prfaas=np.arange(1, n_k + 1, dtype=np.int64), n_local=base.n_local)
     method = Method(sc.search.method)

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from prfaas_plan.api import staging
 from prfaas_plan.api import topology as api_topology
-from prfaas_plan.api.plan import _space, homogeneous, plan, timing
+from prfaas_plan.api.plan import homogeneous, plan, search_space, timing
 from prfaas_plan.cli import app
 from prfaas_plan.core.decode import decode_capacity, decode_staging, staging_time
 from prfaas_plan.core.optimize import search
@@ -39,7 +39,8 @@ def _sc(*overrides: str, name: str | None = None):
 def _unstaged(sc, m: Method):
     """The search at the unstaged decode rate (what the planner did before staging)."""
     t = timing(sc)
-    return search(sc.workload.lengths, t.curves, _space(sc), method=m, link_bytes_per_s=sc.link.usable_bytes_per_s,
+    return search(sc.workload.lengths, t.curves, search_space(sc), method=m,
+                  link_bytes_per_s=sc.link.usable_bytes_per_s,
                   decode_rps_per_instance=t.decode_rps_per_instance).best
 
 
@@ -158,7 +159,8 @@ def test_fixed_point_per_site_of_a_topology():
         assert tp.models[i].decode_rps_per_instance == pytest.approx(want, rel=1e-9)
         assert d["staged_requests_per_instance"] == pytest.approx(sp.lambda_rps * pp * tau / sp.n_d, rel=1e-9)
     assert m.best.lambda_max_rps <= api_topology.joint_plan(
-        api_topology.site_models(sc)[0], _space(sc).thresholds, _space(sc).n_prfaas, Method.PAPER)[1].lambda_max_rps
+        api_topology.site_models(sc)[0], search_space(sc).thresholds, search_space(sc).n_prfaas,
+        Method.PAPER)[1].lambda_max_rps
 
 
 def test_fixed_point_stops_after_its_rounds():

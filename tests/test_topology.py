@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from prfaas_plan.api import topology as api_topology
 from prfaas_plan.cli import app
 from prfaas_plan.core import joint
-from prfaas_plan.core.stages import _UNBOUNDED, site_stages
+from prfaas_plan.core.stages import UNBOUNDED, site_stages
 from prfaas_plan.core.throughput import Method
 from prfaas_plan.io.load import Catalog
 from prfaas_plan.io.scenario import load_scenario
@@ -103,7 +103,7 @@ def _brute(models, thresholds, n_prfaas, method):
     for n in n_prfaas:
         for combo in itertools.product(*(range(c.size) for c in cands)):
             load = sum(s.compute_load[k] for s, k in zip(stages, combo, strict=True))
-            lam = min(float(n) / load if load > 0 else _UNBOUNDED,
+            lam = min(float(n) / load if load > 0 else UNBOUNDED,
                       *(float(s.local[k]) for s, k in zip(stages, combo, strict=True)))
             best = max(best, lam)
     return best

@@ -37,8 +37,8 @@ from prfaas_plan import units
 from prfaas_plan.api import topology
 from prfaas_plan.api.latency import paths_of
 from prfaas_plan.api.optimize import optimize
-from prfaas_plan.api.plan import _space, homogeneous_splits, timing
-from prfaas_plan.api.systems import PRFAAS, _config
+from prfaas_plan.api.plan import homogeneous_splits, search_space, timing
+from prfaas_plan.api.systems import PRFAAS, site_config
 from prfaas_plan.api.topology import site_models, site_scenario
 from prfaas_plan.api.topology_systems import prefill_pool, system_latency
 from prfaas_plan.core import joint
@@ -153,7 +153,7 @@ def down(sc: ScenarioSpec, i: int, models: list[Any], method: Method) -> tuple[R
         return Replanned(lambda_max_rps=best.lambda_max_rps, binding=str(best.binding), sites={site.name: alone},
                          n_prfaas=0), best
     others = [m for j, m in enumerate(models) if j != i]
-    space = _space(sc)
+    space = search_space(sc)
     _, ob, _, _ = topology.joint_plan(others, space.thresholds, space.n_prfaas, method)
     configs = {sp.site: SiteConfig(threshold_tokens=sp.threshold_tokens, n_p=sp.n_p, n_d=sp.n_d,
                                    p_offload=sp.p_offload) for sp in ob.sites} | {site.name: alone}
@@ -187,7 +187,7 @@ def system(sc: ScenarioSpec, plan: Replanned) -> TopologySystem:
     for i, (s, lk, sp) in enumerate(zip(topo.sites, topo.links, cap.sites, strict=True)):
         c = plan.sites[s.name]
         own, kind = _site_capacity(cap, sp) if sc.multi_site else (cap.lambda_max_rps, binding)
-        config = _config(sc, i, timings[i], name=PRFAAS, threshold=c.threshold_tokens, n_prfaas=plan.n_prfaas,
+        config = site_config(sc, i, timings[i], name=PRFAAS, threshold=c.threshold_tokens, n_prfaas=plan.n_prfaas,
                          n_p=c.n_p, n_d=c.n_d, capacity=own, binding=kind)
         assert s.workload is not None
         sites.append(SiteSystem(site=s.name, link=lk.name, demand_share=s.demand_share, config=config,

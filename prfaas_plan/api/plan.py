@@ -135,7 +135,7 @@ def _beyond(timer: Any, sc: ScenarioSpec) -> str:
     return f"; extrapolated {' and '.join(sides)} ({EXTRAPOLATION})" if sides else ""
 
 
-def _space(sc: ScenarioSpec) -> Space:
+def search_space(sc: ScenarioSpec) -> Space:
     s = sc.search
     count = (s.threshold_max - s.threshold_min) / s.threshold_step
     if count > MAX_THRESHOLDS:  # a range of many decades: log steps instead (the root finder refines t)
@@ -157,7 +157,7 @@ def _space(sc: ScenarioSpec) -> Space:
     return space
 
 
-def _cost(price_per_hour: float | None, lam: float) -> float | None:
+def cost_per_million(price_per_hour: float | None, lam: float) -> float | None:
     """Dollars per million requests served at Lambda_max; None without a price, a rate, or where
     it passes the largest float (a rate near 1e-300 req/s: no number to print)."""
     if price_per_hour is None or lam <= 0:
@@ -181,7 +181,7 @@ def homogeneous(sc: ScenarioSpec, cluster: ClusterSpec, method: Method) -> Homog
     best = max(homogeneous_splits(sc, cluster, method)[1], key=lambda op: op.lambda_max_rps)
     return HomogeneousBaseline(hardware=cluster.instance.gpu.name, gpus=cluster.gpus, instances=cluster.instances,
                                point=best, cost=Priced(price_per_hour=cluster.price_per_hour,
-                                                       cost_per_million_requests=_cost(cluster.price_per_hour,
+                                                       cost_per_million_requests=cost_per_million(cluster.price_per_hour,
                                                                                        best.lambda_max_rps)))
 
 
@@ -190,12 +190,12 @@ def naive(sc: ScenarioSpec, t: Timing, method: Method) -> NaiveBaseline:
     r = routing(sc.workload.lengths, t.curves, [offload_all_threshold(sc.workload.lengths)], method)
     op = operating_point(r, 0, n_prfaas=sc.prfaas.instances, n_p=0, n_d=sc.local.instances,
                          link_bytes_per_s=sc.link.usable_bytes_per_s, decode_rps_per_instance=t.decode_rps_per_instance)
-    price = _sum_price(sc.prfaas.price_per_hour, sc.local.price_per_hour)
+    price = sum_price(sc.prfaas.price_per_hour, sc.local.price_per_hour)
     return NaiveBaseline(point=op, cost=Priced(price_per_hour=price,
-                                               cost_per_million_requests=_cost(price, op.lambda_max_rps)))
+                                               cost_per_million_requests=cost_per_million(price, op.lambda_max_rps)))
 
 
-def _sum_price(*prices: float | None) -> float | None:
+def sum_price(*prices: float | None) -> float | None:
     return None if any(p is None for p in prices) else float(sum(p for p in prices if p is not None))
 
 
@@ -271,7 +271,7 @@ def plan(sc: ScenarioSpec, *, methods: tuple[str, ...] = ("paper", "exact")) -> 
     """Search t and the split under each method; the scenario's method is the headline (the
     plan under a TTFT SLO is ``api.optimize.optimize``'s)."""
     t = timing(sc)
-    space = _space(sc)
+    space = search_space(sc)
     per: dict[str, MethodPlan] = {}
     searches: dict[str, Search] = {}
     timings: dict[str, Timing] = {}
@@ -285,12 +285,13 @@ def plan(sc: ScenarioSpec, *, methods: tuple[str, ...] = ("paper", "exact")) -> 
         if res.best.lambda_max_rps <= 0:
             raise InfeasibleError(f"no configuration serves any load; binding: {res.best.binding}",
                                   binding=str(res.best.binding))
-        price = _sum_price(sc.prfaas.price_for(res.best.n_prfaas), sc.local.price_per_hour)
+        price = sum_price(sc.prfaas.price_for(res.best.n_prfaas), sc.local.price_per_hour)
         hom = homogeneous(sc, sc.homogeneous, m) if sc.homogeneous else None
         nv = naive(sc, naive_timing(sc, t, m), m) if sc.naive_heterogeneous else None
         per[str(m)] = MethodPlan(
             method=str(m), best=res.best, cost=Priced(price_per_hour=price,
-                                                      cost_per_million_requests=_cost(price, res.best.lambda_max_rps)),
+                                                      cost_per_million_requests=cost_per_million(
+                                                          price, res.best.lambda_max_rps)),
             top=res.top, homogeneous=hom, naive=nv, ratios=_ratios(res.best, price, hom, nv),
             refined_threshold=res.refined, evaluations=res.evaluations, search_s=elapsed, decode=decode)
     w = sc.workload

@@ -60,7 +60,7 @@ def ttft_cdf(sc: ScenarioSpec, rate_rps: float, load: float, *, points: int = 12
     from prfaas_plan.api.latency import paths_of
     from prfaas_plan.api.systems import systems, topology_systems
     from prfaas_plan.api.topology import site_scenario
-    from prfaas_plan.api.topology_systems import _index, prefill_pool
+    from prfaas_plan.api.topology_systems import prefill_pool, site_index
     from prfaas_plan.core import latency as lat
 
     laws: dict[str, list[tuple[Any, ...]]] = {}
@@ -70,7 +70,7 @@ def ttft_cdf(sc: ScenarioSpec, rate_rps: float, load: float, *, points: int = 12
             pool = prefill_pool(sc, system, rate_rps)
             parts, ok = [], pool is None or pool.utilization < 1.0 - lat.AT_CAPACITY_RTOL
             for s in system.sites:
-                sp = paths_of(site_scenario(sc, _index(sc, s.site)), s.config, rate_rps * s.demand_share, pool=pool)
+                sp = paths_of(site_scenario(sc, site_index(sc, s.site)), s.config, rate_rps * s.demand_share, pool=pool)
                 ok = ok and all(st.stable for st in sp.stages) and rate_rps < system.capacity_rps
                 parts += [(s.demand_share * p.share, p.p_wait, p.tail_mean_s, p.fixed_s, p.fixed_weights)
                           for p in sp.paths if p.share > 0]

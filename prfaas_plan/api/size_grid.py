@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from prfaas_plan.api import holds
 from prfaas_plan.api.perf import gpu_lookup
-from prfaas_plan.api.plan import _space, decode_rate, scaled
+from prfaas_plan.api.plan import decode_rate, scaled, search_space
 from prfaas_plan.api.topology import site_scenario
 from prfaas_plan.core import kv
 from prfaas_plan.core.memory import fits
@@ -93,7 +93,7 @@ def laws(sc: ScenarioSpec, spec: SizingSpec) -> Laws:
     timers = {name: scaled(prefill_timer(sc.model, o.instance, gpu_of=gpu_of), sc.time_scale[0])
               for name, o in kinds.items()}
     s_kv_engine = kv.footprint(sc.model).s_kv
-    grid = _space(sc).thresholds
+    grid = search_space(sc).thresholds
     prefill_kinds = {o.name for o in spec.prfaas.options}
     sites = []
     for i, (s, lk) in enumerate(zip(topo.sites, topo.links, strict=True)):

@@ -42,7 +42,7 @@ def _columns(law: SiteLaws, which: str) -> np.ndarray:
     return np.arange(len(law.t))
 
 
-def _usable(law: SiteLaws, tier: LinkTier) -> float:
+def usable_at_tier(law: SiteLaws, tier: LinkTier) -> float:
     """B_out of the site's link bought at ``tier``: the tier's bandwidth, its usable fraction (else
     the link's), the link's share cap and stream limits."""
     fraction = tier.usable_fraction if tier.usable_fraction is not None else law.link_usable_fraction
@@ -50,7 +50,7 @@ def _usable(law: SiteLaws, tier: LinkTier) -> float:
                    usable_fraction=fraction).usable_bytes_per_s
 
 
-def _grid(laws: Laws, law: SiteLaws, v: Variant, pre: Option | None, cols: np.ndarray) -> ks.SiteGrid:
+def site_grid(laws: Laws, law: SiteLaws, v: Variant, pre: Option | None, cols: np.ndarray) -> ks.SiteGrid:
     tiers = [laws.spec.tiers[m] for m in v.tiers]
     zero = np.zeros(len(cols))
     return ks.SiteGrid(
@@ -61,7 +61,7 @@ def _grid(laws: Laws, law: SiteLaws, v: Variant, pre: Option | None, cols: np.nd
         decode_rps=np.array([law.decode_rps[o.name] for o in v.local]),
         instance_price=np.array([o.price_per_instance_hour for o in v.local]),
         max_instances=v.max_local,
-        tiers=ks.Tiers(usable_bytes_per_s=np.array([_usable(law, t) for t in tiers], dtype=np.float64),
+        tiers=ks.Tiers(usable_bytes_per_s=np.array([usable_at_tier(law, t) for t in tiers], dtype=np.float64),
                        price_per_hour=np.array([t.price_per_hour for t in tiers], dtype=np.float64)),
         egress_price_per_byte=laws.spec.egress_price_per_byte)
 
@@ -72,7 +72,7 @@ def solve(laws: Laws, v: Variant, demand_rps: float) -> SizedPlan | None:
     cols = [_columns(law, v.columns) for law in laws.sites]
     best: tuple[float, Option | None, ks.Choice, list[ks.SiteSizes]] | None = None
     for pre in [o for o in v.prefill if not laws.prefill_why[o.name]] if v.prefill else (None,):
-        grids = [_grid(laws, law, v, pre, c) for law, c in zip(laws.sites, cols, strict=True)]
+        grids = [site_grid(laws, law, v, pre, c) for law, c in zip(laws.sites, cols, strict=True)]
         sizes = [ks.site_sizes(g, lam, demand_rps) for g in grids]
         if pre is None:  # no prefill service: a site may not offload
             sizes = [_no_offload(s, g) for s, g in zip(sizes, grids, strict=True)]
@@ -132,7 +132,7 @@ def plan_of(laws: Laws, kind: str, demand: float, pre: Option | None, n_prfaas: 
         o, col, n_p, n_d = pk.local, pk.column, pk.n_p, pk.n_d
         p, rate = float(law.p[col]), demand * law.share
         tier = spec.tiers[pk.tier] if pk.tier is not None else None
-        usable = _usable(law, tier) if tier else None
+        usable = usable_at_tier(law, tier) if tier else None
         carried = rate * p * float(law.s_long_bytes[pre.name][col]) if p > 0 and pre else 0.0
         util = {"decode": rate / (n_d * float(law.decode_rps[o.name]))}
         if n_p > 0:

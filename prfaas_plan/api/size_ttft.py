@@ -28,8 +28,8 @@ from prfaas_plan.api.latency import paths_of
 from prfaas_plan.api.perf import gpu_lookup
 from prfaas_plan.api.plan import decode_rate
 from prfaas_plan.api.size_grid import Laws, SiteLaws
-from prfaas_plan.api.size_solve import ALL, NONE, OFFLOAD_ALL, PRFAAS, Pick, Variant, _grid, _usable, plan_of
-from prfaas_plan.api.systems import _system
+from prfaas_plan.api.size_solve import ALL, NONE, OFFLOAD_ALL, PRFAAS, Pick, Variant, plan_of, site_grid, usable_at_tier
+from prfaas_plan.api.systems import topology_system
 from prfaas_plan.api.topology import site_scenario
 from prfaas_plan.api.topology_systems import prefill_pool, system_latency
 from prfaas_plan.core import joint, kv
@@ -89,7 +89,7 @@ class _Search:
         for pi, pre in (*enumerate(self.v.prefill), (-1, None)):
             self.starts[pi] = []
             for law, c in zip(laws.sites, cols, strict=True):
-                sz, got = ks.site_sizes(_grid(laws, law, self.v, pre, c), lam, self.demand), {}
+                sz, got = ks.site_sizes(site_grid(laws, law, self.v, pre, c), lam, self.demand), {}
                 for j, k in itertools.product(range(len(self.v.local)), range(len(c))):
                     if np.isfinite(sz.cost[j, k]) and (pre is not None or law.p[c[k]] == 0):
                         # columns of the same p route alike: the first kept; no prefill service: p = 0 only
@@ -131,7 +131,7 @@ class _Search:
         m, tier = int(sz.tier[j, k]), self.laws.spec.tiers
         tiers = [self.v.tiers[m]] if m >= 0 else [None]  # the kernel's tier indexes the variant's
         for n in sorted(self.v.tiers, key=lambda n: (tier[n].price_per_hour, n)) if m >= 0 else ():
-            if _usable(law, tier[n]) > _usable(law, tier[tiers[-1]]):  # type: ignore[index]
+            if usable_at_tier(law, tier[n]) > usable_at_tier(law, tier[tiers[-1]]):  # type: ignore[index]
                 tiers.append(n)
         return _Start(j=j, col=col, p=float(law.p[col]), n_p=int(sz.n_p[j, k]), n_d=int(sz.n_d[j, k]),
                       tiers=tuple(tiers), egress=float(sz.egress_price[j, k]), load=float(sz.load[j, k]),
@@ -182,7 +182,7 @@ class _Search:
         for i, (s, n_p, n_d, m) in enumerate(sites):
             law, si, o = self.laws.sites[i], self.site_sc[i], self.v.local[s.j]
             pre = self.v.prefill[pi].name if pi >= 0 else o.name
-            usable = _usable(law, self.laws.spec.tiers[m]) if m is not None else si.link.usable_bytes_per_s
+            usable = usable_at_tier(law, self.laws.spec.tiers[m]) if m is not None else si.link.usable_bytes_per_s
             curves = Curves(t_prfaas=self.timer[pre], t_local=self.timer[o.name], s_kv=self.s_kv[pre])  # type: ignore
             models.append(SiteModel(name=law.name, link=law.link, lengths=si.workload.lengths, share=law.share,
                                     curves=curves, link_bytes_per_s=usable, n_local=n_p + n_d,
@@ -202,7 +202,7 @@ class _Search:
         bind = cap.binding if len(sites) > 1 else cap.binding.split(" ")[0]
         configs = [replace(c, capacity_rps=cap.lambda_max_rps * law.share, capacity_binding=bind)
                    for c, law in zip(configs, self.laws.sites, strict=True)]
-        return _system(self.sc, PRFAAS, n, configs, cap.lambda_max_rps, bind)
+        return topology_system(self.sc, PRFAAS, n, configs, cap.lambda_max_rps, bind)
 
     def _stat(self, system: TopologySystem, nodes: int, below: float = 0.0) -> float:
         """The worst site's statistic at D from ``system_latency``'s per-site laws (its shared pool

@@ -33,7 +33,7 @@ def systems(sc: ScenarioSpec, *, which: tuple[str, ...] = (PRFAAS, HOMOGENEOUS, 
     return {name: ts.sites[0].config for name, ts in topology_systems(sc, which=which).items()}
 
 
-def _config(sc: ScenarioSpec, i: int, timing: Any, *, name: str, threshold: float | None, n_prfaas: int, n_p: int,
+def site_config(sc: ScenarioSpec, i: int, timing: Any, *, name: str, threshold: float | None, n_prfaas: int, n_p: int,
             n_d: int, capacity: float, binding: str, t_local: Any = None) -> SystemConfig:
     si = site_scenario(sc, i)
     d = timing.decode_detail
@@ -47,7 +47,7 @@ def _config(sc: ScenarioSpec, i: int, timing: Any, *, name: str, threshold: floa
                         output_tokens=si.workload.output_tokens, capacity_rps=capacity, capacity_binding=binding)
 
 
-def _system(sc: ScenarioSpec, name: str, n_prfaas: int, configs: list[SystemConfig], capacity: float,
+def topology_system(sc: ScenarioSpec, name: str, n_prfaas: int, configs: list[SystemConfig], capacity: float,
             binding: str) -> TopologySystem:
     topo = sc.topology
     assert topo is not None
@@ -68,31 +68,31 @@ def topology_systems(sc: ScenarioSpec, *, which: tuple[str, ...] = (PRFAAS, HOMO
         n, chosen = _plan_configuration(sc)
         cap = joint.point(models, [joint.at(m, t, n_p, Method.EXACT)
                                    for m, (t, n_p) in zip(models, chosen, strict=True)], [0] * len(models), n)
-        configs = [_config(sc, i, timings[i], name=PRFAAS, threshold=sp.threshold_tokens, n_prfaas=n, n_p=sp.n_p,
+        configs = [site_config(sc, i, timings[i], name=PRFAAS, threshold=sp.threshold_tokens, n_prfaas=n, n_p=sp.n_p,
                            n_d=sp.n_d, capacity=cap.lambda_max_rps * sp.share, binding=named(cap.binding))
                    for i, sp in enumerate(cap.sites)]
-        out[PRFAAS] = _system(sc, PRFAAS, n, configs, cap.lambda_max_rps, named(cap.binding))
+        out[PRFAAS] = topology_system(sc, PRFAAS, n, configs, cap.lambda_max_rps, named(cap.binding))
     clusters = _homogeneous_clusters(sc)
     if HOMOGENEOUS in which and clusters is not None:
         configs, caps = [], []
         for i, (s, cluster) in enumerate(zip(topo.sites, clusters, strict=True)):
             th, splits = homogeneous_splits(site_scenario(sc, i), cluster, Method.EXACT)
             op = max(splits, key=lambda o: o.lambda_max_rps)
-            configs.append(_config(sc, i, th, name=HOMOGENEOUS, threshold=None, n_prfaas=0, n_p=op.n_p, n_d=op.n_d,
+            configs.append(site_config(sc, i, th, name=HOMOGENEOUS, threshold=None, n_prfaas=0, n_p=op.n_p, n_d=op.n_d,
                                    capacity=op.lambda_max_rps, binding=named(f"{op.binding} {s.name}"),
                                    t_local=th.curves.t_local))
             caps.append(op.lambda_max_rps / s.demand_share)
         k = min(range(len(caps)), key=caps.__getitem__)
-        out[HOMOGENEOUS] = _system(sc, HOMOGENEOUS, 0, configs, caps[k], configs[k].capacity_binding)
+        out[HOMOGENEOUS] = topology_system(sc, HOMOGENEOUS, 0, configs, caps[k], configs[k].capacity_binding)
     if NAIVE in which and (sc.naive_heterogeneous or topo.multi_site):
         n = topo.prefill.cluster.instances
         cap = joint.point(models, [joint.at(m, offload_all_threshold(m.lengths), 0, Method.EXACT)
                                    for m in models], [0] * len(models), n)
-        configs = [replace(_config(sc, i, timings[i], name=NAIVE, threshold=0.0, n_prfaas=n, n_p=0,
+        configs = [replace(site_config(sc, i, timings[i], name=NAIVE, threshold=0.0, n_prfaas=n, n_p=0,
                                    n_d=s.cluster.instances, capacity=cap.lambda_max_rps * s.demand_share,
                                    binding=named(cap.binding)), t_local=None)  # nothing prefills locally
                    for i, s in enumerate(topo.sites)]
-        out[NAIVE] = _system(sc, NAIVE, n, configs, cap.lambda_max_rps, named(cap.binding))
+        out[NAIVE] = topology_system(sc, NAIVE, n, configs, cap.lambda_max_rps, named(cap.binding))
     return out
 
 

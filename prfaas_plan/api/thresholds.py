@@ -46,7 +46,7 @@ from prfaas_plan import units
 from prfaas_plan.api.holds import longest
 from prfaas_plan.api.optimize import optimize
 from prfaas_plan.api.slo import SEARCH_NODES
-from prfaas_plan.api.systems import PRFAAS, _config, _system
+from prfaas_plan.api.systems import PRFAAS, site_config, topology_system
 from prfaas_plan.api.topology import site_models
 from prfaas_plan.api.topology_systems import system_latency
 from prfaas_plan.core import joint
@@ -178,11 +178,11 @@ class Fleet:
         cap = self.capacity(choice)
         multi = self.sc.multi_site
         binding = cap.binding if multi else cap.binding.split(" ")[0]
-        configs = [_config(self.sc, i, self.timings[i], name=PRFAAS, threshold=self.cands[i][k],
+        configs = [site_config(self.sc, i, self.timings[i], name=PRFAAS, threshold=self.cands[i][k],
                            n_prfaas=self.n_prfaas, n_p=self.n_p[i], n_d=self.n_d[i],
                            capacity=cap.lambda_max_rps * sp.share, binding=binding)
                    for i, (k, sp) in enumerate(zip(choice, cap.sites, strict=True))]
-        return _system(self.sc, PRFAAS, self.n_prfaas, configs, cap.lambda_max_rps, binding)
+        return topology_system(self.sc, PRFAAS, self.n_prfaas, configs, cap.lambda_max_rps, binding)
 
     def timing(self, choice: tuple[int, ...], rate_rps: float) -> TopologyTiming:
         return system_latency(self.sc, self.system(choice), rate_rps, nodes=SEARCH_NODES)

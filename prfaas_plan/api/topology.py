@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from prfaas_plan.api import staging
-from prfaas_plan.api.plan import Timing, _cost, _space, _sum_price, homogeneous, timing
+from prfaas_plan.api.plan import Timing, cost_per_million, homogeneous, search_space, sum_price, timing
 from prfaas_plan.core import joint
 from prfaas_plan.core.stages import SiteModel, offload_all_threshold
 from prfaas_plan.core.throughput import Method
@@ -137,15 +137,16 @@ def _homogeneous(sc: ScenarioSpec, method: Method) -> TopologyHomogeneous:
                                 baseline=homogeneous(site_scenario(sc, i), homogeneous_cluster(s, topo), method))
                 for i, s in enumerate(topo.sites))
     lam = min(h.baseline.point.lambda_max_rps / h.demand_share for h in per)
-    price = _sum_price(*(h.baseline.cost.price_per_hour for h in per))
+    price = sum_price(*(h.baseline.cost.price_per_hour for h in per))
     return TopologyHomogeneous(lambda_max_rps=lam, sites=per,
-                               cost=Priced(price_per_hour=price, cost_per_million_requests=_cost(price, lam)))
+                               cost=Priced(price_per_hour=price,
+                                           cost_per_million_requests=cost_per_million(price, lam)))
 
 
 def _price(sc: ScenarioSpec, n_prfaas: float) -> float | None:
     topo = sc.topology
     assert topo is not None
-    return _sum_price(topo.prefill.cluster.price_for(round(n_prfaas)),
+    return sum_price(topo.prefill.cluster.price_for(round(n_prfaas)),
                       *(s.cluster.price_per_hour for s in topo.sites))
 
 
@@ -166,7 +167,7 @@ def joint_plan(models: list[SiteModel], thresholds: np.ndarray, n_prfaas: np.nda
 
 
 def _priced(price: float | None, lam: float) -> Priced:
-    return Priced(price_per_hour=price, cost_per_million_requests=_cost(price, lam))
+    return Priced(price_per_hour=price, cost_per_million_requests=cost_per_million(price, lam))
 
 
 def staged_joint_plan(sc: ScenarioSpec, models: list[SiteModel], timings: Sequence[Timing], m: Method
@@ -174,7 +175,7 @@ def staged_joint_plan(sc: ScenarioSpec, models: list[SiteModel], timings: Sequen
                                  list[SiteModel], int]:
     """``joint_plan`` with every site's decode rate staged at the plan's own t_i (``api.staging``'s
     fixed point), the models with those rates and the rounds it took."""
-    space = _space(sc)
+    space = search_space(sc)
     rates = rate_at(sc, timings, m)
 
     def solve(r: tuple[float, ...]) -> tuple[Any, ...]:
@@ -265,7 +266,7 @@ def plan(sc: ScenarioSpec, *, methods: tuple[str, ...] = ("paper", "exact")) -> 
     staged: dict[str, list[SiteModel]] = {}
     for m in order:
         per[str(m)], searches[str(m)], staged[str(m)] = _one_method(sc, models, timings, m)
-    space = _space(sc)
+    space = search_space(sc)
     pre = topo.prefill.cluster
     result = TopologyPlanResult(
         scenario=sc.name, model=sc.model.name, method=str(chosen), methods=per, prefill_site=topo.prefill.name,

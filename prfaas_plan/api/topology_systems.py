@@ -40,7 +40,7 @@ def system_latency(sc: ScenarioSpec, system: TopologySystem, rate_rps: float, *,
     pool = prefill_pool(sc, system, rate_rps, nodes=nodes)
     per, laws = {}, []
     for s in system.sites:
-        sp = paths_of(site_scenario(sc, _index(sc, s.site)), s.config, rate_rps * s.demand_share, nodes=nodes,
+        sp = paths_of(site_scenario(sc, site_index(sc, s.site)), s.config, rate_rps * s.demand_share, nodes=nodes,
                       pool=pool)
         per[s.site] = timing_of(s.config, rate_rps * s.demand_share, sp)
         laws += [(s.demand_share * path.share, path.p_wait, path.tail_mean_s, path.fixed_s, path.fixed_weights)
@@ -54,7 +54,7 @@ def system_latency(sc: ScenarioSpec, system: TopologySystem, rate_rps: float, *,
                           ttft_mean_s=mean, ttft_p50_s=q[0.5], ttft_p90_s=q[0.9], ttft_p99_s=q[0.99])
 
 
-def _index(sc: ScenarioSpec, name: str) -> int:
+def site_index(sc: ScenarioSpec, name: str) -> int:
     assert sc.topology is not None
     return next(i for i, s in enumerate(sc.topology.sites) if s.name == name)
 

@@ -35,7 +35,7 @@ def _warnings(caught: list[warnings.WarningMessage]) -> None:
         typer.echo(f"warning: {one_line(text)}", err=True)
 
 
-class _Group(TyperGroup):
+class WarningsGroup(TyperGroup):
     def invoke(self, ctx: typer.Context):  # type: ignore[override]
         with warnings.catch_warnings(record=True) as caught:  # the filters as they are, only shown as lines
             out = self._invoke(ctx)  # an error is its one line alone: the warnings before it are not shown
@@ -59,7 +59,7 @@ class _Group(TyperGroup):
 
 
 app = typer.Typer(
-    cls=_Group,
+    cls=WarningsGroup,
     name="prfaas-plan",
     help="Capacity planner for prefill/decode disaggregation across datacenters (PrfaaS).",
     no_args_is_help=True,

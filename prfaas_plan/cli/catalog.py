@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
-from prfaas_plan.cli.app import _Group, app
+from prfaas_plan.cli.app import WarningsGroup, app
 from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from, naming, output_check, write_text
 
-model_app = typer.Typer(cls=_Group, help="Inspect or import one model.", no_args_is_help=True)
+model_app = typer.Typer(cls=WarningsGroup, help="Inspect or import one model.", no_args_is_help=True)
 app.add_typer(model_app, name="model")
 
 

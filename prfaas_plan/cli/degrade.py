@@ -8,7 +8,7 @@ import typer
 
 from prfaas_plan.cli.app import app
 from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from
-from prfaas_plan.cli.plan import MethodOpt, ScenarioArg, SetOpt, _method
+from prfaas_plan.cli.plan import MethodOpt, ScenarioArg, SetOpt, method_choice
 
 
 @app.command("degrade")
@@ -38,6 +38,6 @@ def degrade(
     # before the scenario loads: a bad option is told first
     args = check(parse(rate=rate, load=load, requests=None, duration=None, seed=None))
     parsed = api_degrade.parse_levels(levels)
-    r = api_degrade.degrade(scenario, catalog_from(catalog), overrides=set_ or [], method=_method(method),
+    r = api_degrade.degrade(scenario, catalog_from(catalog), overrides=set_ or [], method=method_choice(method),
                             levels=parsed, rate_rps=args.rate_rps, load=args.load)
     emit_degrade(fmt, r)

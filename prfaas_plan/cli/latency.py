@@ -15,7 +15,7 @@ from prfaas_plan.cli.plan import (
     SetOpt,
     TraceFormatOpt,
     TraceOpt,
-    _method,
+    method_choice,
     trace_arg,
 )
 
@@ -48,7 +48,7 @@ def latency(
 
     args = check(parse(rate=rate, load=load, requests=None, duration=None, seed=None))  # before any work
     rate, load = args.rate_rps, args.load  # type: ignore[assignment]  # the options read: req/s, a fraction
-    sc = load_scenario(scenario, catalog_from(catalog), overrides=set_, method=_method(method),
+    sc = load_scenario(scenario, catalog_from(catalog), overrides=set_, method=method_choice(method),
                        trace=trace_arg(trace, trace_format, model_filter))
     if sc.multi_site:
         from prfaas_plan.api import topology_systems

@@ -70,7 +70,7 @@ def optimize(
     from prfaas_plan.io.scenario import load_scenario
     from prfaas_plan.report import views_plan
 
-    sc = load_scenario(scenario, catalog_from(catalog), overrides=set_, method=_method(method),
+    sc = load_scenario(scenario, catalog_from(catalog), overrides=set_, method=method_choice(method),
                        trace=trace_arg(trace, trace_format, model_filter))
     if sc.multi_site and plot is not None:
         raise SpecError("--plot draws Figure 5 of one PD site; this scenario has several", field="--plot")
@@ -111,7 +111,7 @@ def sweep(
     from prfaas_plan.report import views_plan, views_topology
 
     with Bar() as tick:
-        result = api_sweep.sweep(scenario, catalog_from(catalog), overrides=set_ or [], method=_method(method),
+        result = api_sweep.sweep(scenario, catalog_from(catalog), overrides=set_ or [], method=method_choice(method),
                                 trace=trace_arg(trace, trace_format, model_filter), log=log, progress=tick)
     if plot is not None:
         from prfaas_plan.report.plots import sweep_figure
@@ -124,7 +124,7 @@ def sweep(
         views_plan.emit_sweep(fmt, result)
 
 
-def _method(method: str | None) -> str | None:
+def method_choice(method: str | None) -> str | None:
     from prfaas_plan.errors import SpecError
 
     if method is not None and method not in ("paper", "exact"):

@@ -17,7 +17,7 @@ from prfaas_plan.cli.plan import (
     SetOpt,
     TraceFormatOpt,
     TraceOpt,
-    _method,
+    method_choice,
     trace_arg,
 )
 
@@ -71,7 +71,7 @@ def report(
         from prfaas_plan.api.report import report as report_
         from prfaas_plan.report.html import render
 
-        data = report_(scenario, catalog_from(catalog), overrides=set_, method=_method(method),
+        data = report_(scenario, catalog_from(catalog), overrides=set_, method=method_choice(method),
                        trace=chosen, simulate=simulate, command=cmd, ready=figures.offer)
         html = render(data, figures)
     write_text(output, html, "--output")

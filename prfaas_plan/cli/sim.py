@@ -17,7 +17,7 @@ from prfaas_plan.cli.plan import (
     SetOpt,
     TraceFormatOpt,
     TraceOpt,
-    _method,
+    method_choice,
     trace_arg,
 )
 from prfaas_plan.cli.progress import Bar
@@ -68,7 +68,7 @@ def simulate(
     from prfaas_plan.specs.run import parse
 
     args = parse(rate=rate, load=load, requests=requests, duration=duration, seed=seed)  # before the scenario loads
-    sc = load_scenario(scenario, catalog_from(catalog), overrides=set_, method=_method(method),
+    sc = load_scenario(scenario, catalog_from(catalog), overrides=set_, method=method_choice(method),
                        trace=trace_arg(trace, trace_format, model_filter))
     if sc.multi_site:
         from prfaas_plan.api import topology_sim

@@ -51,13 +51,13 @@ def size(
     """
     from prfaas_plan.api import plan_at as plan_at_
     from prfaas_plan.api.size import size as size_
-    from prfaas_plan.cli.plan import _method
+    from prfaas_plan.cli.plan import method_choice
     from prfaas_plan.io.scenario import load_scenario
     from prfaas_plan.report.size_json import size_json
     from prfaas_plan.report.views_size import emit_size
 
     cat = catalog_from(catalog)
-    sc = load_scenario(scenario, cat, overrides=set_, method=_method(method), demand=demand,
+    sc = load_scenario(scenario, cat, overrides=set_, method=method_choice(method), demand=demand,
                        trace=trace_arg(trace, trace_format, model_filter))
     result = size_(plan_at_.sized_at(sc, plan_at))
     emit_size(fmt.value, result, size_json(result))
@@ -76,7 +76,7 @@ def _write_plan(scenario, set_, method, demand, cat, sc, result, output: Path) -
 
     from prfaas_plan.api.optimize import optimize
     from prfaas_plan.api.size_plan import plan_file
-    from prfaas_plan.cli.plan import _method
+    from prfaas_plan.cli.plan import method_choice
     from prfaas_plan.errors import InfeasibleError
     from prfaas_plan.io.scenario import load_scenario, scenario_mapping
     from prfaas_plan.report.plan_yaml import plan_mapping
@@ -85,7 +85,7 @@ def _write_plan(scenario, set_, method, demand, cat, sc, result, output: Path) -
     if f.plan is not result.best:
         typer.echo(f"the cheapest plan offloads nothing; {output} holds the cheapest PrfaaS-PD plan, "
                    f"${f.extra_per_hour:,.2f}/h more", err=True)
-    path, placed = scenario_mapping(scenario, cat, overrides=set_, method=_method(method), demand=demand)
+    path, placed = scenario_mapping(scenario, cat, overrides=set_, method=method_choice(method), demand=demand)
     mapping = plan_mapping(placed.data, str(path), result, f.plan, derived_decode=f.derived_decode,
                            narrowest_bytes_per_s=f.narrowest_bytes_per_s, homogeneous=f.homogeneous)
     header = (f"# written by `prfaas-plan size` from {path}: the cheapest plan for {result.demand_rps:g} req/s\n"

@@ -16,7 +16,7 @@ from prfaas_plan.cli.plan import (
     SetOpt,
     TraceFormatOpt,
     TraceOpt,
-    _method,
+    method_choice,
     trace_arg,
 )
 
@@ -73,7 +73,8 @@ def thresholds(
         parse_bandwidths(bandwidths)
     with Bar() as tick:
         table = thresholds_(scenario, catalog_from(catalog), overrides=set_ or [], bandwidths=bandwidths,
-                            loads=loads, method=_method(method), trace=trace_arg(trace, trace_format, model_filter),
+                            loads=loads, method=method_choice(method),
+                            trace=trace_arg(trace, trace_format, model_filter),
                             progress=tick)
     payload = thresholds_json(table)
     if output is not None:

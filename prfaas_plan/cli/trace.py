@@ -7,11 +7,11 @@ from typing import Annotated
 
 import typer
 
-from prfaas_plan.cli.app import _Group, app
+from prfaas_plan.cli.app import WarningsGroup, app
 from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, PlotOpt, catalog_from
 from prfaas_plan.cli.plan import ModelFilterOpt, TraceFormatOpt
 
-trace_app = typer.Typer(cls=_Group, help="Inspect a request trace.", no_args_is_help=True)
+trace_app = typer.Typer(cls=WarningsGroup, help="Inspect a request trace.", no_args_is_help=True)
 app.add_typer(trace_app, name="trace")
 
 

@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from prfaas_plan.core.stages import (
-    _UNBOUNDED,
+    UNBOUNDED,
     Candidates,
     SiteModel,
     SiteStages,
@@ -94,7 +94,7 @@ def joint_grid(stages: Sequence[SiteStages], n_prfaas: NDArray[np.float64]) -> t
     gs = [_g(f, b) for f in fronts]
     total = np.sum([g for g, _ in gs], axis=0)  # G(b)
     with np.errstate(divide="ignore", invalid="ignore"):
-        cap = np.where(total[None, :] > 0, n_prfaas[:, None] / total[None, :], _UNBOUNDED)
+        cap = np.where(total[None, :] > 0, n_prfaas[:, None] / total[None, :], UNBOUNDED)
     value = np.where(np.isfinite(total)[None, :], np.minimum(b[None, :], cap), 0.0)
     j = value.argmax(axis=1)
     lam = value[np.arange(len(n_prfaas)), j]
@@ -110,7 +110,7 @@ def point(sites: Sequence[SiteModel], cands: Sequence[Candidates], chosen: Seque
     one = [_pick(c, k) for c, k in zip(cands, chosen, strict=True)]
     stages = [site_stages(s, c) for s, c in zip(sites, one, strict=True)]
     load = float(sum(st.compute_load[0] for st in stages))
-    compute = min(n_prfaas / load, _UNBOUNDED) if load > 0 else _UNBOUNDED
+    compute = min(n_prfaas / load, UNBOUNDED) if load > 0 else UNBOUNDED
     named = [(COMPUTE, "", compute)]
     for s, st in zip(sites, stages, strict=True):
         named += [(PREFILL, s.name, float(st.pd_prefill[0])), (LINK, s.link, float(st.link[0])),

@@ -38,14 +38,14 @@ class Curves:
 
 # a stage that receives no requests does not constrain Lambda; kept finite so that min() and
 # argmax stay well defined, and never reported
-_UNBOUNDED = 1e300
+UNBOUNDED = 1e300
 
 
 def _share(theta: NDArray[np.float64], share: NDArray[np.float64]) -> NDArray[np.float64]:
     """theta / share, unconstrained where the stage gets no requests (or so few that the bound
-    passes ``_UNBOUNDED``: a share of 1e-310 would overflow to inf)."""
+    passes ``UNBOUNDED``: a share of 1e-310 would overflow to inf)."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return np.minimum(np.where(share > 0, theta / np.where(share > 0, share, 1.0), _UNBOUNDED), _UNBOUNDED)
+        return np.minimum(np.where(share > 0, theta / np.where(share > 0, share, 1.0), UNBOUNDED), UNBOUNDED)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -111,7 +111,7 @@ def stage_bounds(*, p: ArrayLike, t_long_s: ArrayLike, s_long_bytes: ArrayLike, 
         link = _share(np.broadcast_to(link_bytes_per_s / s_long / share, shape), np.broadcast_to(p, shape))
         load = np.broadcast_to(np.where(p > 0, share * p * t_long, 0.0), shape)  # no mean above the top: p = 0
     decode = np.broadcast_to(n_d * decode_rps_per_instance / share, shape)
-    return SiteStages(pd_prefill=pd_p, link=link, decode=np.minimum(decode, _UNBOUNDED), compute_load=load)
+    return SiteStages(pd_prefill=pd_p, link=link, decode=np.minimum(decode, UNBOUNDED), compute_load=load)
 
 
 def site_stages(site: SiteModel, c: Candidates) -> SiteStages:
@@ -128,4 +128,4 @@ def compute_bounds(n_prfaas: ArrayLike, load: ArrayLike) -> NDArray[np.float64]:
 
 def compute_bound(n_prfaas: float, load: float) -> float:
     """N_prfaas / sum_i c_i: the shared compute's bound on Lambda (unbounded with no load)."""
-    return min(n_prfaas / load, _UNBOUNDED) if load > 0 else _UNBOUNDED
+    return min(n_prfaas / load, UNBOUNDED) if load > 0 else UNBOUNDED

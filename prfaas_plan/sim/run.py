@@ -72,8 +72,8 @@ __all__ = ["Saturation", "SimResult", "check_bounds", "simulate"]
 
 _heappush = heapq.heappush
 _STEP = 20_000  # events between progress reports
-_SERIES_POINTS = 500  # link utilisation series: about this many windows over the run
-_TIE = 0.001  # saturation: stages within 0.1% of the lowest rate tie; the most upstream one is named
+SERIES_POINTS = 500  # link utilisation series: about this many windows over the run
+TIE_RTOL = 0.001  # saturation: stages within 0.1% of the lowest rate tie; the most upstream one is named
 
 
 def drive(engine: Engine, progress: Callable[[int], None] | None, arrived: Callable[[], int],
@@ -109,7 +109,7 @@ class _Run(KvPath):
             self.thr = -math.inf
         self.decode = DecodeSlots(engine, system.n_d * system.bs_max, self._admit)
         self.link = SharedLink(engine, system.link_bytes_per_s, self._link_done,
-                               window_s=replay["window_s"] if replay else max(1.0, src.horizon_s / _SERIES_POINTS),
+                               window_s=replay["window_s"] if replay else max(1.0, src.horizon_s / SERIES_POINTS),
                                records=False)
         self.n_layers = system.n_layers if system.pipelining and system.n_layers > 1 else 1
         self.monitor = None

@@ -35,7 +35,7 @@ from prfaas_plan.sim.engine import Engine
 from prfaas_plan.sim.entities import Hist, Pool
 from prfaas_plan.sim.policies import ParamSource, TraceSource, make_source
 from prfaas_plan.sim.result import SimResult, TopologySimResult
-from prfaas_plan.sim.run import _SERIES_POINTS, _TIE, Saturation, check_bounds, drive
+from prfaas_plan.sim.run import SERIES_POINTS, TIE_RTOL, Saturation, check_bounds, drive
 from prfaas_plan.sim.site import Site, SiteReq, Snap, Window, pool_snap, pool_window
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.system import SystemConfig
@@ -224,7 +224,7 @@ def simulate_topology(sc: ScenarioSpec, system: TopologySystem, *, rate_rps: flo
     horizon = duration_s if duration_s is not None else (n_total or 0) / rate_rps
     warm_n = None if n_total is None else min(int(warmup_fraction * n_total), n_total - 1)
     run = _TopologyRun(system, sources, n_total=n_total, warm_n=warm_n,
-                       warm_t=warmup_fraction * (duration_s or 0.0), window_s=max(1.0, horizon / _SERIES_POINTS))
+                       warm_t=warmup_fraction * (duration_s or 0.0), window_s=max(1.0, horizon / SERIES_POINTS))
     run.run(progress, drain)
     return run.result(rate_rps, time.perf_counter() - wall0, time.process_time() - cpu0, drain)
 
@@ -248,7 +248,7 @@ def saturation_topology(sc: ScenarioSpec, system: TopologySystem, rng: np.random
     busy = {k: v for k, v in per.items() if (res.stage_utilization[k] or 0.0) >= _SATURATED}
     per = busy or per  # none saturated (fed too little): every stage, as sim.run does
     low = min(per.values())
-    name = next(k for k, v in per.items() if v <= low * (1 + _TIE))
+    name = next(k for k, v in per.items() if v <= low * (1 + TIE_RTOL))
     return Saturation(rate_rps=rate, throughput_rps=per[name], completion_rps=res.throughput_rps or 0.0,
                       bottleneck=name, stage_rps={k: v for k, v in res.stage_rps.items() if v is not None},
                       share=share)

@@ -38,40 +38,40 @@ class LengthDistribution(Protocol):
 # ----------------------------------------------------------------------------- helpers
 
 
-def _threshold(t: ArrayLike) -> tuple[NDArray[np.float64], bool]:
+def checked_threshold(t: ArrayLike) -> tuple[NDArray[np.float64], bool]:
     arr = np.asarray(t, dtype=np.float64)
     if np.isnan(arr).any():
         raise ValueError("threshold t contains NaN")
     return arr, arr.ndim == 0
 
 
-def _probability(q: ArrayLike) -> tuple[NDArray[np.float64], bool]:
+def checked_probability(q: ArrayLike) -> tuple[NDArray[np.float64], bool]:
     arr = np.asarray(q, dtype=np.float64)
     if not np.all((arr >= 0.0) & (arr <= 1.0)):
         raise ValueError("quantile levels q must lie in [0, 1]")
     return arr, arr.ndim == 0
 
 
-def _out(x: ArrayLike, scalar: bool) -> FloatOrArray:
+def as_output(x: ArrayLike, scalar: bool) -> FloatOrArray:
     return float(np.asarray(x)) if scalar else np.asarray(x, dtype=np.float64)
 
 
-def _apply(f: LengthFunction, x: NDArray[np.float64]) -> NDArray[np.float64]:
+def apply_law(f: LengthFunction, x: NDArray[np.float64]) -> NDArray[np.float64]:
     with np.errstate(all="ignore"):
         y = np.asarray(f(x), dtype=np.float64)
     return np.broadcast_to(y, x.shape)
 
 
-def _pin(q: NDArray[np.float64], x: NDArray[np.float64], lo: float, hi: float) -> NDArray[np.float64]:
+def pin_quantiles(q: NDArray[np.float64], x: NDArray[np.float64], lo: float, hi: float) -> NDArray[np.float64]:
     """Quantile values clipped to [lo, hi], exactly lo at q = 0 and hi at q = 1."""
     return np.where(q <= 0, lo, np.where(q >= 1, hi, np.clip(x, lo, hi)))
 
 
-def _whole_tokens(x: NDArray[np.float64]) -> NDArray[np.int64]:
+def whole_tokens(x: NDArray[np.float64]) -> NDArray[np.int64]:
     return np.maximum(np.rint(x), 1.0).astype(np.int64)
 
 
-def _number(name: str, value: Any, *, positive: bool = False, allow_inf: bool = False) -> float:
+def checked_number(name: str, value: Any, *, positive: bool = False, allow_inf: bool = False) -> float:
     where = f"workload.{name}"
     if isinstance(value, bool):
         raise SpecError(f"{name} must be a number, got {value!r}", field=where)
@@ -86,9 +86,9 @@ def _number(name: str, value: Any, *, positive: bool = False, allow_inf: bool = 
     return v
 
 
-def _bounds(obj: Any, *, allow_inf_hi: bool) -> None:
-    lo = _number("lo", obj.lo, positive=True)
-    hi = _number("hi", obj.hi, positive=True, allow_inf=allow_inf_hi)
+def check_bounds(obj: Any, *, allow_inf_hi: bool) -> None:
+    lo = checked_number("lo", obj.lo, positive=True)
+    hi = checked_number("hi", obj.hi, positive=True, allow_inf=allow_inf_hi)
     if lo >= hi:
         raise SpecError(f"lo must be < hi, got lo={obj.lo!r}, hi={obj.hi!r}", field="workload.lo")
     object.__setattr__(obj, "lo", lo)

@@ -18,14 +18,14 @@ from numpy.typing import ArrayLike, NDArray
 from prfaas_plan.core.lengths.base import (
     FloatOrArray,
     LengthFunction,
-    _apply,
-    _bounds,
-    _number,
-    _out,
-    _pin,
-    _probability,
-    _threshold,
-    _whole_tokens,
+    apply_law,
+    as_output,
+    check_bounds,
+    checked_number,
+    checked_probability,
+    checked_threshold,
+    pin_quantiles,
+    whole_tokens,
 )
 from prfaas_plan.errors import SpecError
 
@@ -174,22 +174,22 @@ class _Continuous:
     def tail_prob(self, t: ArrayLike) -> FloatOrArray:
         """p = P(L > t); exactly 1.0 for t <= lo and 0.0 for t >= hi (a rule that routes all or
         nothing must do so exactly, not by a mass that rounds to 1 - 1e-16)."""
-        arr, scalar = _threshold(t)
+        arr, scalar = checked_threshold(t)
         tc = np.clip(arr, self.lo, self.hi)
         p = np.clip(self._recall(self._mass, tc, np.full_like(tc, self.hi)), 0.0, 1.0)
-        return _out(np.where(arr <= self.lo, 1.0, np.where(arr >= self.hi, 0.0, p)), scalar)
+        return as_output(np.where(arr <= self.lo, 1.0, np.where(arr >= self.hi, 0.0, p)), scalar)
 
     def mean_above(self, t: ArrayLike) -> FloatOrArray:
         """l_long = E[L | L > t]; hi where P(L > t) = 0."""
-        arr, scalar = _threshold(t)
+        arr, scalar = checked_threshold(t)
         tc = np.clip(arr, self.lo, self.hi)
-        return _out(self._recall(self._interval_mean, tc, np.full_like(tc, self.hi)), scalar)
+        return as_output(self._recall(self._interval_mean, tc, np.full_like(tc, self.hi)), scalar)
 
     def mean_below(self, t: ArrayLike) -> FloatOrArray:
         """l_short = E[L | L <= t]; lo where P(L <= t) = 0."""
-        arr, scalar = _threshold(t)
+        arr, scalar = checked_threshold(t)
         tc = np.clip(arr, self.lo, self.hi)
-        return _out(self._recall(self._interval_mean, np.full_like(tc, self.lo), tc), scalar)
+        return as_output(self._recall(self._interval_mean, np.full_like(tc, self.lo), tc), scalar)
 
     def expect_above(self, f: LengthFunction, t: ArrayLike) -> FloatOrArray:
         """E[f(L) | L > t] by the cached grid; f(hi) where P(L > t) = 0."""
@@ -201,15 +201,15 @@ class _Continuous:
 
     def quantile(self, q: ArrayLike) -> FloatOrArray:
         """The length l with P(L <= l) = q."""
-        arr, scalar = _probability(q)
-        return _out(self._recall(self._ppf, arr), scalar)
+        arr, scalar = checked_probability(q)
+        return as_output(self._recall(self._ppf, arr), scalar)
 
     def sample(self, rng: np.random.Generator, n: int) -> NDArray[np.int64]:
         """n lengths by inversion, rounded to whole tokens (>= 1)."""
-        return _whole_tokens(self._ppf(rng.random(int(n))))
+        return whole_tokens(self._ppf(rng.random(int(n))))
 
     def _expect(self, f: LengthFunction, t: ArrayLike, *, above: bool) -> FloatOrArray:
-        arr, scalar = _threshold(t)
+        arr, scalar = checked_threshold(t)
         g = self._grid
         lo, hi = self.lo, self.hi
         tc = np.clip(arr, lo, hi)
@@ -223,7 +223,7 @@ class _Continuous:
             part_mass = self._recall(self._mass, g.edges[j], tc)
             part_node = self._recall(self._interval_mean, g.edges[j], tc)
             whole_node = self._recall(self._interval_mean, np.full_like(tc, lo), tc)
-        fv = _apply(f, np.concatenate([g.nodes, part_node.ravel(), whole_node.ravel()]))
+        fv = apply_law(f, np.concatenate([g.nodes, part_node.ravel(), whole_node.ravel()]))
         weighted = g.masses * fv[:cells]
         part_f = fv[cells:cells + tc.size].reshape(tc.shape)
         whole_f = fv[cells + tc.size:].reshape(tc.shape)
@@ -238,7 +238,7 @@ class _Continuous:
             # A conditioning set of (nearly) zero probability, t at or beyond the support edge or in
             # an underflowed tail, takes f at its conditional mean (hi or lo at the edge).
             res = np.where(den > _TINY_MASS, num / np.where(den > 0, den, 1.0), whole_f)
-        return _out(res, scalar)
+        return as_output(res, scalar)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -277,9 +277,9 @@ class TruncatedLogNormal(_Continuous):
                 "hi_tokens": self.hi if math.isfinite(self.hi) else None, "mean_tokens": self.mean}
 
     def _validate(self) -> None:
-        object.__setattr__(self, "mu", _number("mu", self.mu))
-        object.__setattr__(self, "sigma", _number("sigma", self.sigma, positive=True))
-        _bounds(self, allow_inf_hi=True)
+        object.__setattr__(self, "mu", checked_number("mu", self.mu))
+        object.__setattr__(self, "sigma", checked_number("sigma", self.sigma, positive=True))
+        check_bounds(self, allow_inf_hi=True)
         if not np.isfinite(self._log_z()):
             raise SpecError(f"[{self.lo}, {self.hi}] holds no probability of log-normal(mu={self.mu}, "
                             f"sigma={self.sigma})", field="workload.lo")
@@ -319,13 +319,13 @@ class TruncatedLogNormal(_Continuous):
             up = lower >= 0.5  # invert the survival function there, for precision near hi
             z = ndtri(np.where(up, 0.5, lower))
             z[up] = -ndtri((1 - q1[up]) * sa + q1[up] * sb)
-            return _pin(q, np.exp(self.mu + self.sigma * z).reshape(q.shape), self.lo, self.hi)
+            return pin_quantiles(q, np.exp(self.mu + self.sigma * z).reshape(q.shape), self.lo, self.hi)
         with np.errstate(all="ignore"):  # far-tail truncation: invert in log space
             log_lower = np.logaddexp(log_ndtr(za), np.log(q) + self._log_z())  # ln P(X < x) untruncated
             log_upper = np.logaddexp(np.log1p(-q) + log_ndtr(-za), np.log(q) + log_ndtr(-zb))
             z = np.where(log_lower < math.log(0.5), ndtri_exp(log_lower), -ndtri_exp(log_upper))
             x = np.exp(self.mu + self.sigma * z)
-        return _pin(q, x, self.lo, self.hi)
+        return pin_quantiles(q, x, self.lo, self.hi)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -349,9 +349,9 @@ class Gamma(_Continuous):
                 "hi_tokens": self.hi if math.isfinite(self.hi) else None, "mean_tokens": self.mean}
 
     def _validate(self) -> None:
-        object.__setattr__(self, "shape", _number("shape", self.shape, positive=True))
-        object.__setattr__(self, "scale", _number("scale", self.scale, positive=True))
-        _bounds(self, allow_inf_hi=True)
+        object.__setattr__(self, "shape", checked_number("shape", self.shape, positive=True))
+        object.__setattr__(self, "scale", checked_number("scale", self.scale, positive=True))
+        check_bounds(self, allow_inf_hi=True)
         if not self._raw_mass(np.array(self.lo), np.array(self.hi), self.shape) > 0:
             raise SpecError(f"[{self.lo}, {self.hi}] holds no probability of gamma(shape={self.shape}, "
                             f"scale={self.scale})", field="workload.lo")
@@ -393,7 +393,7 @@ class Gamma(_Continuous):
         lower = pa + q * (pb - pa)
         with np.errstate(all="ignore"):
             x = np.where(lower < 0.5, gammaincinv(k, lower), gammainccinv(k, (1 - q) * qa + q * qb))
-        return _pin(q, x * theta, self.lo, self.hi)
+        return pin_quantiles(q, x * theta, self.lo, self.hi)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -407,7 +407,7 @@ class Uniform(_Continuous):
         return {"kind": "uniform", "lo_tokens": self.lo, "hi_tokens": self.hi, "mean_tokens": self.mean}
 
     def _validate(self) -> None:
-        _bounds(self, allow_inf_hi=False)
+        check_bounds(self, allow_inf_hi=False)
 
     def _mass(self, a, b):
         return np.clip((b - a) / (self.hi - self.lo), 0.0, 1.0)
@@ -418,4 +418,4 @@ class Uniform(_Continuous):
 
     def _ppf(self, q):
         q = np.asarray(q, dtype=np.float64)
-        return _pin(q, self.lo + q * (self.hi - self.lo), self.lo, self.hi)
+        return pin_quantiles(q, self.lo + q * (self.hi - self.lo), self.lo, self.hi)

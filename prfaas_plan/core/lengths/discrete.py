@@ -11,12 +11,12 @@ from numpy.typing import ArrayLike, NDArray
 from prfaas_plan.core.lengths.base import (
     FloatOrArray,
     LengthFunction,
-    _apply,
-    _number,
-    _out,
-    _probability,
-    _threshold,
-    _whole_tokens,
+    apply_law,
+    as_output,
+    checked_number,
+    checked_probability,
+    checked_threshold,
+    whole_tokens,
 )
 from prfaas_plan.errors import SpecError
 
@@ -28,7 +28,7 @@ class Fixed:
     value: float
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "value", _number("value", self.value, positive=True))
+        object.__setattr__(self, "value", checked_number("value", self.value, positive=True))
 
     @property
     def lo(self) -> float:
@@ -46,27 +46,27 @@ class Fixed:
         return {"kind": "fixed", "value_tokens": self.value, "mean_tokens": self.value}
 
     def tail_prob(self, t: ArrayLike) -> FloatOrArray:
-        arr, scalar = _threshold(t)
-        return _out(np.where(arr < self.value, 1.0, 0.0), scalar)
+        arr, scalar = checked_threshold(t)
+        return as_output(np.where(arr < self.value, 1.0, 0.0), scalar)
 
     def mean_above(self, t: ArrayLike) -> FloatOrArray:
-        arr, scalar = _threshold(t)
-        return _out(np.full(arr.shape, self.value), scalar)
+        arr, scalar = checked_threshold(t)
+        return as_output(np.full(arr.shape, self.value), scalar)
 
     mean_below = mean_above
 
     def expect_above(self, f: LengthFunction, t: ArrayLike) -> FloatOrArray:
-        arr, scalar = _threshold(t)
-        return _out(np.full(arr.shape, _apply(f, np.array([self.value]))[0]), scalar)
+        arr, scalar = checked_threshold(t)
+        return as_output(np.full(arr.shape, apply_law(f, np.array([self.value]))[0]), scalar)
 
     expect_below = expect_above
 
     def quantile(self, q: ArrayLike) -> FloatOrArray:
-        arr, scalar = _probability(q)
-        return _out(np.full(arr.shape, self.value), scalar)
+        arr, scalar = checked_probability(q)
+        return as_output(np.full(arr.shape, self.value), scalar)
 
     def sample(self, rng: np.random.Generator, n: int) -> NDArray[np.int64]:
-        return _whole_tokens(np.full(int(n), self.value))
+        return whole_tokens(np.full(int(n), self.value))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False, repr=False)
@@ -142,13 +142,13 @@ class Empirical:
                 "lo_tokens": self.lo, "hi_tokens": self.hi, "mean_tokens": self.mean}
 
     def _split(self, t: ArrayLike) -> tuple[NDArray[np.intp], bool]:
-        arr, scalar = _threshold(t)
+        arr, scalar = checked_threshold(t)
         return np.searchsorted(self._support, arr, side="right"), scalar  # number of values <= t
 
     def tail_prob(self, t: ArrayLike) -> FloatOrArray:
         """p = P(L > t); exactly 1.0 for t < lo and 0.0 for t >= hi."""
         k, scalar = self._split(t)
-        return _out(np.clip(self._tail[k], 0.0, 1.0), scalar)
+        return as_output(np.clip(self._tail[k], 0.0, 1.0), scalar)
 
     def mean_above(self, t: ArrayLike) -> FloatOrArray:
         k, scalar = self._split(t)
@@ -156,7 +156,7 @@ class Empirical:
         with np.errstate(all="ignore"):
             m = self._tail_sum[k] / self._tail[k]
         kk = np.minimum(k, n - 1)
-        return _out(np.where(k < n, np.clip(m, s[kk], s[-1]), s[-1]), scalar)
+        return as_output(np.where(k < n, np.clip(m, s[kk], s[-1]), s[-1]), scalar)
 
     def mean_below(self, t: ArrayLike) -> FloatOrArray:
         k, scalar = self._split(t)
@@ -164,31 +164,31 @@ class Empirical:
         with np.errstate(all="ignore"):
             m = self._head_sum[k] / self._head[k]
         kk = np.maximum(k - 1, 0)
-        return _out(np.where(k > 0, np.clip(m, s[0], s[kk]), s[0]), scalar)
+        return as_output(np.where(k > 0, np.clip(m, s[0], s[kk]), s[0]), scalar)
 
     def expect_above(self, f: LengthFunction, t: ArrayLike) -> FloatOrArray:
         k, scalar = self._split(t)
-        fv = _apply(f, self._support)
+        fv = apply_law(f, self._support)
         tail_f = np.concatenate([np.cumsum((self._prob * fv)[::-1])[::-1], [0.0]])
         with np.errstate(all="ignore"):
             res = np.where(k < self._support.size, tail_f[k] / self._tail[k], fv[-1])
-        return _out(res, scalar)
+        return as_output(res, scalar)
 
     def expect_below(self, f: LengthFunction, t: ArrayLike) -> FloatOrArray:
         k, scalar = self._split(t)
-        fv = _apply(f, self._support)
+        fv = apply_law(f, self._support)
         head_f = np.concatenate([[0.0], np.cumsum(self._prob * fv)])
         with np.errstate(all="ignore"):
             res = np.where(k > 0, head_f[k] / self._head[k], fv[0])
-        return _out(res, scalar)
+        return as_output(res, scalar)
 
     def quantile(self, q: ArrayLike) -> FloatOrArray:
         """Smallest value v with P(L <= v) >= q."""
-        arr, scalar = _probability(q)
+        arr, scalar = checked_probability(q)
         idx = np.searchsorted(self._head[1:], arr * self._head[-1], side="left")
-        return _out(self._support[np.minimum(idx, self._support.size - 1)], scalar)
+        return as_output(self._support[np.minimum(idx, self._support.size - 1)], scalar)
 
     def sample(self, rng: np.random.Generator, n: int) -> NDArray[np.int64]:
         """n draws with replacement, rounded to whole tokens (>= 1)."""
         idx = np.searchsorted(self._head[1:], rng.random(int(n)) * self._head[-1], side="right")
-        return _whole_tokens(self._support[np.minimum(idx, self._support.size - 1)])
+        return whole_tokens(self._support[np.minimum(idx, self._support.size - 1)])

@@ -11,19 +11,19 @@ from numpy.typing import ArrayLike, NDArray
 
 from prfaas_plan.core.queueing.exact import (
     FloatOrArray,
-    _mmc_parts,
-    _nonnegative,
-    _out,
-    _probability,
-    _tail_quantile,
+    as_output,
+    checked_probability,
+    mmc_parts,
     mmc_wait,
+    nonnegative,
+    tail_quantile,
 )
 
 __all__ = ["ggc_wait", "ggc_wait_quantile", "mgc_wait", "mgc_wait_quantile"]
 
 
 def _variability_factor(*scvs: tuple[str, ArrayLike]) -> NDArray[np.float64]:
-    total = sum(_nonnegative(name, v) for name, v in scvs)
+    total = sum(nonnegative(name, v) for name, v in scvs)
     return np.asarray(total, dtype=np.float64) / 2.0
 
 
@@ -60,7 +60,7 @@ def mgc_wait(lam: ArrayLike, mean_s: ArrayLike, scv: ArrayLike, c: ArrayLike = 1
     1.166666667
     """
     factor = _variability_factor(("scv_arrival", 1.0), ("scv", scv))
-    return _out(np.asarray(factor * mmc_wait(lam, mean_s, c)))
+    return as_output(np.asarray(factor * mmc_wait(lam, mean_s, c)))
 
 
 def mgc_wait_quantile(
@@ -95,10 +95,10 @@ def mgc_wait_quantile(
     >>> mgc_wait_quantile(0.9, 0.5, 1.0, 1.0, 1) == mmc_wait_quantile(0.9, 0.5, 1.0, 1)
     True
     """
-    q_a = _probability(q)
+    q_a = checked_probability(q)
     factor = _variability_factor(("scv_arrival", 1.0), ("scv", scv))
-    p_wait, tail_mean = _mmc_parts(lam, mean_s, c)
-    return _out(_tail_quantile(q_a, p_wait, factor * tail_mean))
+    p_wait, tail_mean = mmc_parts(lam, mean_s, c)
+    return as_output(tail_quantile(q_a, p_wait, factor * tail_mean))
 
 
 def ggc_wait(
@@ -144,7 +144,7 @@ def ggc_wait(
     2.5
     """
     factor = _variability_factor(("scv_service", scv_service), ("scv_arrival", scv_arrival))
-    return _out(np.asarray(factor * mmc_wait(lam, mean_s, c)))
+    return as_output(np.asarray(factor * mmc_wait(lam, mean_s, c)))
 
 
 def ggc_wait_quantile(
@@ -166,7 +166,7 @@ def ggc_wait_quantile(
     >>> round(ggc_wait_quantile(0.9, 0.5, 1.0, 1.0, 1.0, 1), 6)
     3.218876
     """
-    q_a = _probability(q)
+    q_a = checked_probability(q)
     factor = _variability_factor(("scv_service", scv_service), ("scv_arrival", scv_arrival))
-    p_wait, tail_mean = _mmc_parts(lam, mean_s, c)
-    return _out(_tail_quantile(q_a, p_wait, factor * tail_mean))
+    p_wait, tail_mean = mmc_parts(lam, mean_s, c)
+    return as_output(tail_quantile(q_a, p_wait, factor * tail_mean))

@@ -17,7 +17,7 @@ FloatOrArray = float | NDArray[np.float64]
 _JENSEN_RTOL = 1e-9
 
 
-def _out(x: NDArray[np.float64]) -> FloatOrArray:
+def as_output(x: NDArray[np.float64]) -> FloatOrArray:
     """0-d arrays become Python floats (the numpy-financial convention)."""
     return float(x) if x.ndim == 0 else x
 
@@ -29,7 +29,7 @@ def _servers(c: ArrayLike) -> NDArray[np.float64]:
     return c_arr
 
 
-def _nonnegative(name: str, x: ArrayLike) -> NDArray[np.float64]:
+def nonnegative(name: str, x: ArrayLike) -> NDArray[np.float64]:
     arr = np.asarray(x, dtype=np.float64)
     if not np.all(arr >= 0):  # also rejects NaN
         raise ValueError(f"{name} must be >= 0, got {x!r}")
@@ -43,7 +43,7 @@ def _positive(name: str, x: ArrayLike) -> NDArray[np.float64]:
     return arr
 
 
-def _probability(q: ArrayLike) -> NDArray[np.float64]:
+def checked_probability(q: ArrayLike) -> NDArray[np.float64]:
     arr = np.asarray(q, dtype=np.float64)
     if not np.all((arr >= 0) & (arr < 1)):
         raise ValueError(f"quantile level q must lie in [0, 1), got {q!r}")
@@ -78,9 +78,9 @@ def utilisation(lam: ArrayLike, mean_s: ArrayLike, c: ArrayLike = 1) -> FloatOrA
     >>> utilisation(3.0, 1.0, 4)
     0.75
     """
-    lam_a = _nonnegative("arrival rate", lam)
+    lam_a = nonnegative("arrival rate", lam)
     mean_a = _positive("mean service time", mean_s)
-    return _out(np.asarray(lam_a * mean_a / _servers(c)))
+    return as_output(np.asarray(lam_a * mean_a / _servers(c)))
 
 
 def _erlang_c_scalar(c: int, a: float) -> float:
@@ -138,7 +138,7 @@ def erlang_c(c: ArrayLike, offered_load: ArrayLike) -> FloatOrArray:
     0.642857143
     """
     c_arr = _servers(c)
-    a_arr = _nonnegative("offered load", offered_load)
+    a_arr = nonnegative("offered load", offered_load)
     c_arr, a_arr = np.broadcast_arrays(c_arr, a_arr)
     _check_stable(a_arr / c_arr)
     if c_arr.ndim == 0:
@@ -146,9 +146,9 @@ def erlang_c(c: ArrayLike, offered_load: ArrayLike) -> FloatOrArray:
     return _erlang_c_array(c_arr, a_arr)
 
 
-def _mmc_parts(lam: ArrayLike, mean_s: ArrayLike, c: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+def mmc_parts(lam: ArrayLike, mean_s: ArrayLike, c: ArrayLike) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """(C, 1/(cμ - λ)) of M/M/c, broadcast; raises when unstable."""
-    lam_a = _nonnegative("arrival rate", lam)
+    lam_a = nonnegative("arrival rate", lam)
     mean_a = _positive("mean service time", mean_s)
     c_a = _servers(c)
     lam_a, mean_a, c_a = np.broadcast_arrays(lam_a, mean_a, c_a)
@@ -190,11 +190,11 @@ def mmc_wait(lam: ArrayLike, mean_service_s: ArrayLike, c: ArrayLike = 1) -> Flo
     >>> round(mmc_wait(1.5, 1.0, 2), 6)
     1.285714
     """
-    p_wait, tail_mean = _mmc_parts(lam, mean_service_s, c)
-    return _out(np.asarray(p_wait * tail_mean))
+    p_wait, tail_mean = mmc_parts(lam, mean_service_s, c)
+    return as_output(np.asarray(p_wait * tail_mean))
 
 
-def _tail_quantile(
+def tail_quantile(
     q: NDArray[np.float64], p_wait: NDArray[np.float64], tail_mean: NDArray[np.float64]
 ) -> NDArray[np.float64]:
     """Quantile of W with P(W > x) = p_wait exp(-x / tail_mean)."""
@@ -233,9 +233,9 @@ def mmc_wait_quantile(q: ArrayLike, lam: ArrayLike, mean_service_s: ArrayLike, c
     >>> round(mmc_wait_quantile(0.9, 0.5, 1.0, 1), 6)
     3.218876
     """
-    q_a = _probability(q)
-    p_wait, tail_mean = _mmc_parts(lam, mean_service_s, c)
-    return _out(_tail_quantile(q_a, p_wait, tail_mean))
+    q_a = checked_probability(q)
+    p_wait, tail_mean = mmc_parts(lam, mean_service_s, c)
+    return as_output(tail_quantile(q_a, p_wait, tail_mean))
 
 
 def mg1_wait(lam: ArrayLike, mean_s: ArrayLike, second_moment_s2: ArrayLike) -> FloatOrArray:
@@ -272,11 +272,11 @@ def mg1_wait(lam: ArrayLike, mean_s: ArrayLike, second_moment_s2: ArrayLike) -> 
     >>> round(mg1_wait(0.7, 1.0, 1.0), 9)
     1.166666667
     """
-    lam_a = _nonnegative("arrival rate", lam)
+    lam_a = nonnegative("arrival rate", lam)
     mean_a = _positive("mean service time", mean_s)
-    m2 = _nonnegative("second moment of service time", second_moment_s2)
+    m2 = nonnegative("second moment of service time", second_moment_s2)
     if not np.all(m2 >= mean_a * mean_a * (1.0 - _JENSEN_RTOL)):
         raise ValueError("second moment E[S^2] is below E[S]^2 (was a variance passed?)")
     rho = np.asarray(lam_a * mean_a)
     _check_stable(rho)
-    return _out(np.asarray(lam_a * m2 / (2.0 * (1.0 - rho))))
+    return as_output(np.asarray(lam_a * m2 / (2.0 * (1.0 - rho))))
