@@ -92,3 +92,12 @@ def test_readme_prose_numbers_are_what_the_commands_print():
     staged = json.loads(runner.invoke(app, ["optimize", "--format", "json"]).stdout)["decode"]
     assert f"stages {staged['staged_requests_per_instance']:.3f} requests per decode instance" in README
     assert f"`decode.staged_requests_per_instance` {staged['staged_requests_per_instance']:.3g}" in README
+
+
+@pytest.mark.slow
+def test_readme_busy_hour_numbers_are_what_trace_stats_prints():
+    """The busy-hour paragraph quotes the Azure slice's mean and planning rates from `trace stats`."""
+    out = runner.invoke(app, ["trace", "stats", str(ROOT / "tests/fixtures/traces/azure_code_2023_2000.csv")]).stdout
+    mean = re.search(r"mean rate\s+(\S+) req/s", out).group(1)
+    p50, p90 = re.search(r"planning rate\s+P50 (\S+), P90 (\S+),", out).groups()
+    assert f"mean rate {mean} req/s,\nplanning rate P50 {p50}, P90 {p90} req/s" in README

@@ -12,6 +12,7 @@ import numpy as np
 
 from prfaas_plan import units
 from prfaas_plan.api import staging
+from prfaas_plan.api.context import remembered
 from prfaas_plan.api.holds import decode_context, require_fleet
 from prfaas_plan.api.perf import gpu_lookup
 from prfaas_plan.core import kv
@@ -81,9 +82,13 @@ def decode_rate(sc: ScenarioSpec, instance: InstanceSpec) -> tuple[float, dict[s
 def timing(sc: ScenarioSpec, local: InstanceSpec | None = None, *, homogeneous: bool = False) -> Timing:
     """The service laws on the scenario's prefill service and ``local`` (its PD instances by
     default); exits 1 first when an instance cannot hold the model (``api.holds``), the PD
-    instances of homogeneous PD at every length."""
-    require_fleet(sc, local or sc.local.instance, homogeneous=homogeneous)
+    instances of homogeneous PD at every length. Built once per command (``api.context``)."""
     local = local or sc.local.instance
+    return remembered("timing", (sc, local), (homogeneous,), lambda: _timing(sc, local, homogeneous=homogeneous))
+
+
+def _timing(sc: ScenarioSpec, local: InstanceSpec, *, homogeneous: bool) -> Timing:
+    require_fleet(sc, local, homogeneous=homogeneous)
     gpu_of = gpu_lookup(known=[*(c.instance.gpu for c in (sc.prfaas, sc.local, sc.homogeneous) if c), *sc.profile_gpus])
     tp = scaled(prefill_timer(sc.model, sc.prfaas.instance, gpu_of=gpu_of), sc.time_scale[0])
     tl = scaled(prefill_timer(sc.model, local, gpu_of=gpu_of), sc.time_scale[0])
@@ -269,7 +274,11 @@ def _ratios(best: OperatingPoint, price: float | None, hom: HomogeneousBaseline 
 
 def plan(sc: ScenarioSpec, *, methods: tuple[str, ...] = ("paper", "exact")) -> Plan:
     """Search t and the split under each method; the scenario's method is the headline (the
-    plan under a TTFT SLO is ``api.optimize.optimize``'s)."""
+    plan under a TTFT SLO is ``api.optimize.optimize``'s). Searched once per command."""
+    return remembered("plan", (sc,), (tuple(methods),), lambda: _plan(sc, methods))
+
+
+def _plan(sc: ScenarioSpec, methods: tuple[str, ...]) -> Plan:
     t = timing(sc)
     space = search_space(sc)
     per: dict[str, MethodPlan] = {}

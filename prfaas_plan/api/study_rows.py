@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from prfaas_plan import units
+from prfaas_plan.api.context import planning
 from prfaas_plan.specs.scenario import ScenarioSpec
 
 Columns = list[tuple[str, str]]
@@ -153,6 +154,12 @@ def _ttft(d: dict[str, Any], cols: Columns) -> dict[str, Any]:
 
 
 def row(command: str, sc: ScenarioSpec, options: dict[str, Any]) -> dict[str, Any]:
+    """One point's figures, planned in a context of its own (a study's memory stays one point's)."""
+    with planning(fresh=True):
+        return _row(command, sc, options)
+
+
+def _row(command: str, sc: ScenarioSpec, options: dict[str, Any]) -> dict[str, Any]:
     if command == "optimize":
         return optimize_row(sc)
     if command == "size":

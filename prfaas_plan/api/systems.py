@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from prfaas_plan.api.context import known
 from prfaas_plan.api.plan import homogeneous_splits, plan
 from prfaas_plan.api.topology import plan as topology_plan
 from prfaas_plan.api.topology import site_models, site_scenario
@@ -101,10 +102,12 @@ def _plan_configuration(sc: ScenarioSpec) -> tuple[int, list[tuple[float, int]]]
     `optimize` reports it: the one-site search (with its Eq. 7 refinement) for one PD site, the
     joint plan for several (the joint search's, or independent planning's where that is higher)."""
     m = sc.search.method
+    both = (("paper", "exact"),)  # the plan `optimize` searched already in this command, if it did
     if sc.multi_site:
-        best = topology_plan(sc, methods=(m,)).result.methods[m].best
+        tp = known("topology plan", (sc,), both) or topology_plan(sc, methods=(m,))
+        best = tp.result.methods[m].best
         return round(best.n_prfaas), [(sp.threshold_tokens, sp.n_p) for sp in best.sites]
-    op = plan(sc, methods=(m,)).result.methods[m].best
+    op = (known("plan", (sc,), both) or plan(sc, methods=(m,))).result.methods[m].best
     assert op.threshold_tokens is not None
     return op.n_prfaas, [(op.threshold_tokens, op.n_p)]
 

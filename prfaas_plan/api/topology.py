@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from prfaas_plan.api import staging
+from prfaas_plan.api.context import remembered
 from prfaas_plan.api.plan import Timing, cost_per_million, homogeneous, search_space, sum_price, timing
 from prfaas_plan.core import joint
 from prfaas_plan.core.stages import SiteModel, offload_all_threshold
@@ -44,13 +45,15 @@ from prfaas_plan.specs.topology import homogeneous_cluster
 
 
 def site_scenario(sc: ScenarioSpec, i: int) -> ScenarioSpec:
-    """The scenario as PD site i sees it: its workload, its cluster, its link."""
+    """The scenario as PD site i sees it: its workload, its cluster, its link (one object per
+    site in a command, so that what is built for it is built once: ``api.context``)."""
     topo = sc.topology
     assert topo is not None
     if not topo.multi_site:  # the scenario itself (its local cluster, link and workload are the site's)
         return sc
     s = topo.sites[i]
-    return replace(sc, workload=s.workload, local=s.cluster, link=topo.links[i].link, homogeneous=None)
+    return remembered("site", (sc,), (i,), lambda: replace(sc, workload=s.workload, local=s.cluster,
+                                                           link=topo.links[i].link, homogeneous=None))
 
 
 def site_models(sc: ScenarioSpec) -> tuple[list[SiteModel], list[Timing]]:
@@ -255,7 +258,12 @@ def _site_info(s: Any, lk: Any, decode: dict[str, Any]) -> SiteInfo:
 
 
 def plan(sc: ScenarioSpec, *, methods: tuple[str, ...] = ("paper", "exact")) -> TopologyPlan:
-    """The joint plan under each method (the scenario's is the headline), with its baselines."""
+    """The joint plan under each method (the scenario's is the headline), with its baselines;
+    searched once per command (``api.context``)."""
+    return remembered("topology plan", (sc,), (tuple(methods),), lambda: _plan(sc, methods))
+
+
+def _plan(sc: ScenarioSpec, methods: tuple[str, ...]) -> TopologyPlan:
     topo = sc.topology
     assert topo is not None
     models, timings = site_models(sc)

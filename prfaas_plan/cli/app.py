@@ -43,8 +43,11 @@ class WarningsGroup(TyperGroup):
         return out
 
     def _invoke(self, ctx: typer.Context):  # type: ignore[no-untyped-def]
+        from prfaas_plan.api.context import planning
+
         try:
-            return super().invoke(ctx)
+            with planning():  # one planning context per command: each plan and service law built once
+                return super().invoke(ctx)
         except PrfaasError as exc:
             exc = _placed(exc, self.commands.get(ctx.invoked_subcommand or ""))
             typer.echo(f"error: {one_line(str(exc))}", err=True)
