@@ -16,6 +16,7 @@ from prfaas_plan.errors import SpecError
 from prfaas_plan.specs.results import OperatingPoint, PlanResult, TopologyPlanResult
 from prfaas_plan.specs.scenario import ScenarioSpec
 
+MIN_OFFLOAD = 1e-3  # a plan offloading less is homogeneous PD with an idle prefill service
 WRITERS = {"llm-d": llmd.generate, "sglang": engines.sglang, "vllm": engines.vllm, "dynamo": dynamo.generate}
 
 
@@ -58,8 +59,9 @@ def _check(sc: ScenarioSpec, n_prfaas: int, sites: tuple[SiteDeployment, ...]) -
         if s.decode.instances < 1:
             raise SpecError(f"the plan gives site {s.name} no decode instance (N_d = 0): nothing to deploy there",
                             source=where, field=f"sites.{s.name}")
-    if n_prfaas < 1 or all(s.threshold_tokens is None for s in sites):
-        raise SpecError("the plan offloads nothing (every request is prefilled locally, no prefill service): "
+    if n_prfaas < 1 or all(s.threshold_tokens is None or s.p_offload < MIN_OFFLOAD for s in sites):
+        raise SpecError(f"the plan offloads nothing (under {MIN_OFFLOAD:.1%} of requests; every request is "
+                        "prefilled locally, the prefill service idle): "
                         "there is no PrfaaS deployment to write; deploy homogeneous PD instead, or give the link "
                         "more bandwidth", source=where, field="plan")
 
