@@ -92,3 +92,14 @@ def test_readme_prose_numbers_are_what_the_commands_print():
     staged = json.loads(runner.invoke(app, ["optimize", "--format", "json"]).stdout)["decode"]
     assert f"stages {staged['staged_requests_per_instance']:.3f} requests per decode instance" in README
     assert f"`decode.staged_requests_per_instance` {staged['staged_requests_per_instance']:.3g}" in README
+
+
+def test_readme_llm_d_excerpt_is_what_deploy_writes(tmp_path, monkeypatch):
+    """The README's llm-d files for the case study are `deploy`'s, byte for byte, and its numbers hold."""
+    monkeypatch.chdir(tmp_path)
+    for name, body in re.findall(r"<!-- deploy: (\S+) -->\n```yaml\n(.*?)```", README, re.S):
+        command = re.search(r"```bash\n(prfaas-plan deploy [^\n]*)\n```", README).group(1)
+        res = runner.invoke(app, command.split()[1:])
+        assert res.exit_code == 0, res.output
+        assert (tmp_path / name).read_text() == body
+        assert "nonCachedTokens: 19195" in body and "(t = 19,194.8)" in README

@@ -24,7 +24,7 @@ def import_json(r: ImportResult) -> dict[str, Any]:
 
 
 def _t(t: float | None) -> str:
-    return "none" if t is None else f"{t:,.0f}"
+    return "none" if t is None else f"{t:,.1f}"
 
 
 def _lines(r: ImportResult) -> list[str]:
