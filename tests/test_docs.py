@@ -101,3 +101,16 @@ def test_readme_busy_hour_numbers_are_what_trace_stats_prints():
     mean = re.search(r"mean rate\s+(\S+) req/s", out).group(1)
     p50, p90 = re.search(r"planning rate\s+P50 (\S+), P90 (\S+),", out).groups()
     assert f"mean rate {mean} req/s,\nplanning rate P50 {p50}, P90 {p90} req/s" in README
+
+
+def test_readme_llm_d_excerpt_is_what_deploy_writes(tmp_path, monkeypatch):
+    """The README's llm-d files for the case study are `deploy`'s, byte for byte, and its numbers hold."""
+    monkeypatch.chdir(tmp_path)
+    excerpts = re.findall(r"<!-- deploy: (\S+) -->\n```yaml\n(.*?)```", README, re.S)
+    assert excerpts, "the README shows no deploy excerpt"
+    for name, body in excerpts:
+        command = re.search(r"```bash\n(prfaas-plan deploy [^\n]*)\n```", README).group(1)
+        res = runner.invoke(app, command.split()[1:])
+        assert res.exit_code == 0, res.output
+        assert (tmp_path / name).read_text() == body
+        assert "nonCachedTokens: 19195" in body and "(t = 19,194.8)" in README

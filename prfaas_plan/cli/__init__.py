@@ -13,6 +13,7 @@ import typer
 from prfaas_plan.cli import (  # noqa: F401  (register commands)
     catalog,
     degrade,
+    deploy,
     kv,
     latency,
     perf,
