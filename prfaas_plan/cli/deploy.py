@@ -53,14 +53,14 @@ def deploy(
     """
     from prfaas_plan.api.deploy import check_target, deployment, generate
     from prfaas_plan.cli.options import write_text
-    from prfaas_plan.cli.plan import _method
+    from prfaas_plan.cli.plan import method_choice
     from prfaas_plan.deploy.readme import readme
     from prfaas_plan.io.scenario import load_scenario, scenario_mapping
 
     check_target(target)
     cat = catalog_from(catalog)
-    sc = load_scenario(scenario, cat, overrides=set_, method=_method(method))
-    _, placed = scenario_mapping(scenario, cat, overrides=set_, method=_method(method))
+    sc = load_scenario(scenario, cat, overrides=set_, method=method_choice(method))
+    _, placed = scenario_mapping(scenario, cat, overrides=set_, method=method_choice(method))
     d = deployment(sc, command=_command(scenario, target, output, set_, method), scenario_data=placed.data)
     g = generate(d, target)
     folder = out_dir(output)
