@@ -77,7 +77,9 @@ def _patched(data: dict[str, Any], fleet: dict[str, list[Any]], n_prfaas: int, p
         clusters = out.setdefault("clusters", {})
         _set(clusters.setdefault("prfaas", {}), fleet[prefill], n_prfaas)
         _set(clusters.setdefault("local", {}), fleet[sites[0]], sum(p.instances for p in fleet[sites[0]]))
-    out["name"] = f"{out.get('name', 'scenario')}-deployed"
+    name = out.get("name", "scenario")
+    if isinstance(name, str):  # anything else is left for the scenario's validation to name
+        out["name"] = f"{name}-deployed"
     return out
 
 
@@ -138,7 +140,14 @@ def import_deployment(folder: Path, catalog: Any, *, base: str | None = None,
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "imported.yaml"
             path.write_text(text, encoding="utf-8")
-            sc = load_scenario(str(path), catalog)
+            try:
+                sc = load_scenario(str(path), catalog)
+            except SpecError as exc:  # the temporary file means nothing to the user: name what it came from
+                if exc.source != str(path):
+                    raise
+                origin = rd.plan_source if base is None else base
+                raise exc.at(source=origin or str(folder),
+                             field=("scenario_data." if base is None else "") + (exc.field or "")) from None
     result = optimize(sc, ttft_slo=False).result
     deployed = _deployed(rd, fleet, sites)
     plan = Replanned(lambda_max_rps=0.0, binding="", n_prfaas=n_prfaas,

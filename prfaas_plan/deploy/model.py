@@ -100,3 +100,4 @@ class ReadDeployment:
     thresholds: Mapping[str, int]  # site -> the router's threshold as the files give it (>= n is offloaded)
     plan: Mapping[str, Any] | None  # our provenance block: the scenario and the plan
     notes: tuple[str, ...]
+    plan_source: str | None = None  # the file holding the plan block

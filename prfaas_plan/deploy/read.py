@@ -211,6 +211,7 @@ def read_folder(folder: Path) -> ReadDeployment:
     pools: list[ReadPool] = []
     thresholds: dict[str, int] = {}
     plan: dict[str, Any] | None = None
+    plan_source: str | None = None
     kinds: set[str] = set()
     for path in sorted(p for p in folder.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file()):
         for i, doc in enumerate(_docs(path)):
@@ -238,9 +239,11 @@ def read_folder(folder: Path) -> ReadDeployment:
                 found, block = _compose(doc, path)
                 kinds.add("compose")
             pools += found
-            plan = plan or block
+            if plan is None and block is not None:
+                plan, plan_source = block, str(path)
     if not pools:
         raise SpecError("no deployment files found (Kubernetes Deployments of llm-d, DynamoGraphDeployments, or "
                         "compose files of SGLang or vLLM servers)", source=str(folder))
     target = "/".join(sorted(kinds))
-    return ReadDeployment(target=target, pools=tuple(pools), thresholds=thresholds, plan=plan, notes=())
+    return ReadDeployment(target=target, pools=tuple(pools), thresholds=thresholds, plan=plan, notes=(),
+                          plan_source=plan_source)
