@@ -149,7 +149,7 @@ LENGTH_UNITS = {"": 1, "k": K_TOKENS, "K": K_TOKENS, "M": K_TOKENS * K_TOKENS}
 _COUNT_SCALE = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
 
 
-def _shown(text: object) -> str:
+def shown_text(text: object) -> str:
     shown = repr(text.strip()) if isinstance(text, str) else repr(text)
     return shown if len(shown) <= 40 else f"{shown[:30]}...({len(shown)} characters)"
 
@@ -157,31 +157,31 @@ def _shown(text: object) -> str:
 def split_quantity(text: str | float | int) -> tuple[float, str]:
     """``"100 Gbps"`` -> ``(100.0, "Gbps")``; a finite number and the unit text as written."""
     if isinstance(text, bool) or not isinstance(text, str | int | float):
-        raise UnitError(f"{_shown(text)} is not a number")
+        raise UnitError(f"{shown_text(text)} is not a number")
     if isinstance(text, int | float):
         try:
             value, unit = float(text), ""
         except OverflowError:  # an int past 1.8e308
-            raise UnitError(f"{_shown(text)} is not a finite number") from None
+            raise UnitError(f"{shown_text(text)} is not a finite number") from None
     else:
         m = _QUANTITY_RE.match(text)
         if not m:
             if _NON_FINITE_RE.match(text):
-                raise UnitError(f"{_shown(text)} is not a finite number")
-            raise UnitError(f"{_shown(text)} is not a number with an optional unit (examples: 100Gbps, 25ms, 8K)")
+                raise UnitError(f"{shown_text(text)} is not a finite number")
+            raise UnitError(f"{shown_text(text)} is not a number with an optional unit (examples: 100Gbps, 25ms, 8K)")
         value, unit = float(m.group(1)), m.group(2) or ""
     if not math.isfinite(value):
-        raise UnitError(f"{_shown(text)} is not a finite number")
+        raise UnitError(f"{shown_text(text)} is not a finite number")
     return value, unit
 
 
 def parse_number(text: str | float | int) -> float:
     """A plain finite number without a unit: "0.7", "4e2", 12."""
     if isinstance(text, str) and not _QUANTITY_RE.match(text) and not _NON_FINITE_RE.match(text):
-        raise UnitError(f"{_shown(text)} is not a number")
+        raise UnitError(f"{shown_text(text)} is not a number")
     value, unit = split_quantity(text)
     if unit:
-        raise UnitError(f"{_shown(text)} is a plain number, without a unit")
+        raise UnitError(f"{shown_text(text)} is a plain number, without a unit")
     return value
 
 
@@ -195,8 +195,8 @@ def _unit_error(text: object, unit: str, table: dict, what: str, examples: str) 
                 f"{c} (bytes)" if what == "bandwidth" else c)
         hint = " or ".join(label(c) for c in canons)
         kind = "ambiguous" if len(canons) > 1 else "unknown"
-        return UnitError(f"{_shown(text)}: {kind} {what} unit {unit!r}; did you mean {hint}?")
-    return UnitError(f"{_shown(text)}: unknown {what} unit {unit!r} (use {examples})")
+        return UnitError(f"{shown_text(text)}: {kind} {what} unit {unit!r}; did you mean {hint}?")
+    return UnitError(f"{shown_text(text)}: unknown {what} unit {unit!r} (use {examples})")
 
 
 SUBNORMAL = f"below the smallest normal float, {sys.float_info.min:.3g}"  # what a refusal of one says
@@ -216,10 +216,10 @@ def _scaled(text: object, table: dict, what: str, examples: str, default: str) -
     scale = entry[0] if isinstance(entry, tuple) else entry
     out = value * scale
     if math.isfinite(value) and not math.isfinite(out):
-        raise UnitError(f"{_shown(text)} is beyond a float in SI units ({what} in {unit or default} above "
+        raise UnitError(f"{shown_text(text)} is beyond a float in SI units ({what} in {unit or default} above "
                         f"{sys.float_info.max / scale:.3g})")
     if subnormal(out):
-        raise UnitError(f"{_shown(text)} is below the smallest normal float in SI units ({what} in "
+        raise UnitError(f"{shown_text(text)} is below the smallest normal float in SI units ({what} in "
                         f"{unit or default} below {sys.float_info.min / scale:.3g})")
     return out
 
@@ -235,7 +235,7 @@ def parse_bandwidth(text: str | float) -> float:
     out = _scaled(text, BANDWIDTH_UNITS, "bandwidth", "Gbps, Gb/s, Gbit/s for bits; GB/s, GBps, GiB/s for bytes",
                   "Gbps")
     if not out > 0:
-        raise UnitError(f"{_shown(text)} is not a positive bandwidth")
+        raise UnitError(f"{shown_text(text)} is not a positive bandwidth")
     return out
 
 
@@ -243,7 +243,7 @@ def parse_duration(text: str | float) -> float:
     """ "25ms", "1.5s", "1min" or a bare number of seconds -> seconds (>= 0)."""
     out = _scaled(text, DURATION_UNITS, "time", "s, ms, us, ns, min, h", "s")
     if out < 0:
-        raise UnitError(f"{_shown(text)} is a negative time")
+        raise UnitError(f"{shown_text(text)} is a negative time")
     return out
 
 
@@ -254,7 +254,7 @@ def parse_size(text: str | float) -> float:
     """ "4MiB", "512KiB", "2MB" or a bare number of bytes -> bytes (> 0). b/bit are not sizes here."""
     out = _scaled(text, SIZE_UNITS, "size", "B, KB, MB, GB (decimal), KiB, MiB, GiB (binary)", "B")
     if not out > 0:
-        raise UnitError(f"{_shown(text)} is not a positive size")
+        raise UnitError(f"{shown_text(text)} is not a positive size")
     return out
 
 
@@ -266,7 +266,7 @@ def parse_rate(text: str | float) -> float:
     """ "40rps", "2400rpm", "40req/s" or a bare number of requests per second -> req/s (> 0)."""
     out = _scaled(text, RATE_UNITS, "request rate", "rps, req/s, rpm, req/min, req/h", "rps")
     if not out > 0:
-        raise UnitError(f"{_shown(text)} is not a positive request rate")
+        raise UnitError(f"{shown_text(text)} is not a positive request rate")
     return out
 
 
@@ -277,12 +277,12 @@ def parse_length(text: str | float | int) -> int:
     """
     tokens = _scaled(text, LENGTH_UNITS, "token length", "1024, 8K, 128K, 1M; K = 1024 tokens", "")
     if tokens < 1:
-        raise UnitError(f"{_shown(text)} is not a positive token length")
+        raise UnitError(f"{shown_text(text)} is not a positive token length")
     whole = round(tokens)
     if abs(tokens - whole) > 1e-9 * max(1.0, tokens):
         _, unit = split_quantity(text)  # type: ignore[arg-type]
         hint = f" (K = {K_TOKENS}, not 1000)" if unit else ""
-        raise UnitError(f"{_shown(text)} is {tokens:,.6g} tokens{hint}, not a whole number: write "
+        raise UnitError(f"{shown_text(text)} is {tokens:,.6g} tokens{hint}, not a whole number: write "
                         f"{math.floor(tokens)} or {math.ceil(tokens)}")
     return whole
 
@@ -299,9 +299,9 @@ def split_items(text: str, what: str) -> list[str]:
     if parts and not parts[-1]:
         parts = parts[:-1]
     if not any(parts):
-        raise UnitError(f"{_shown(text)} holds no {what}")
+        raise UnitError(f"{shown_text(text)} holds no {what}")
     if not all(parts):
-        raise UnitError(f"{_shown(text)} has an empty item between commas")
+        raise UnitError(f"{shown_text(text)} has an empty item between commas")
     return parts
 
 
@@ -310,9 +310,9 @@ def parse_count(text: str | float | int) -> float:
     value, unit = split_quantity(text)
     scale = _COUNT_SCALE.get(unit.lower())
     if scale is None:
-        raise UnitError(f"{_shown(text)} is not a parameter count (examples: 63e9, 63B, 1T)")
+        raise UnitError(f"{shown_text(text)} is not a parameter count (examples: 63e9, 63B, 1T)")
     if value < 0:
-        raise UnitError(f"{_shown(text)} is a negative parameter count")
+        raise UnitError(f"{shown_text(text)} is a negative parameter count")
     return value * scale
 
 
@@ -330,11 +330,11 @@ def parse_in(text: str | float, unit: str) -> float:
     if not given:
         return value
     if given not in table:
-        raise UnitError(f"{_shown(text)} is not in {unit}: give a number of {unit} or {what} with its unit "
+        raise UnitError(f"{shown_text(text)} is not in {unit}: give a number of {unit} or {what} with its unit "
                         f"(e.g. {value:g}{unit})")
     out = value * table[given] / table[unit]
     if not math.isfinite(out) or subnormal(out):
-        raise UnitError(f"{_shown(text)} is {out:g} {unit}, beyond what a float carries")
+        raise UnitError(f"{shown_text(text)} is {out:g} {unit}, beyond what a float carries")
     return out
 
 
@@ -345,95 +345,11 @@ def parse_fraction(text: str | float) -> float:
         try:
             return parse_number(t[:-1]) / 100
         except UnitError:
-            raise UnitError(f"{_shown(text)} is not a percentage (e.g. 50%)") from None
+            raise UnitError(f"{shown_text(text)} is not a percentage (e.g. 50%)") from None
     try:
         return parse_number(t)
     except UnitError:
-        raise UnitError(f"{_shown(text)} is not a fraction (0.5) or a percentage (50%)") from None
-
-
-def unit_kind(unit: str) -> str | None:
-    """Which quantity a unit text belongs to: "bandwidth", "duration", "length" or None."""
-    if unit in BANDWIDTH_UNITS:
-        return "bandwidth"
-    if unit in DURATION_UNITS:
-        return "duration"
-    if unit in LENGTH_UNITS and unit:
-        return "length"
-    return None
-
-
-def unit_scale(unit: str) -> float:
-    """SI value of one ``unit`` (bytes/s, seconds or tokens)."""
-    kind = unit_kind(unit)
-    if kind == "bandwidth":
-        return BANDWIDTH_UNITS[unit][0]
-    if kind == "duration":
-        return DURATION_UNITS[unit]
-    if kind == "length":
-        return float(LENGTH_UNITS[unit])
-    raise UnitError(f"unknown unit {unit!r}")
-
-
-def _plain(v: float, digits: int) -> str:
-    """``v`` to ``digits`` significant digits, without an exponent where one is not needed."""
-    text = f"{v:.{digits}g}"
-    if "e" in text and 1e-4 <= abs(v) < 1e15:
-        text = f"{Decimal(text):f}"
-    return text
-
-
-def parse_range(text: str, *, max_points: int, log: bool = False) -> tuple[list[str], list[float]]:
-    """``a..b:n[:log|lin]`` -> (texts with the unit, numbers in the unit of ``a``).
-
-    Both ends go through the parser above: a unit on one end applies to both; two different units
-    of one kind are converted to the first (``500Mbps..10Gbps`` steps in Mbps). Each text is the
-    shortest (>= 4 significant digits) that keeps the ends exact and the steps distinct, and its
-    number is the one returned, so what is shown is what runs. Token lengths with K/M step in whole
-    tokens.
-    """
-    ends, dots, rest = str(text).partition("..")
-    parts = rest.split(":")
-    if not dots or len(parts) not in (2, 3):
-        raise UnitError(f"{_shown(text)} is not a range a..b:n (e.g. 1Gbps..100Gbps:20, 1K..128K:8:log)")
-    a, unit_a = split_quantity(ends)
-    b, unit_b = split_quantity(parts[0])
-    step = parts[2].strip() if len(parts) == 3 else "lin"
-    if step not in ("log", "lin"):
-        raise UnitError(f"{_shown(text)}: steps are 'log' or 'lin', not {step!r}")
-    try:
-        count = int(parts[1].strip())
-    except ValueError:
-        raise UnitError(f"{_shown(text)}: the number of points {parts[1].strip()!r} is not a whole number") from None
-    if not 2 <= count <= max_points:
-        raise UnitError(f"{_shown(text)}: a range takes 2 to {max_points:,} points, not {count:,}")
-    unit = unit_a or unit_b
-    if unit_a and unit_b and unit_a != unit_b:
-        if unit_kind(unit_a) is None or unit_kind(unit_a) != unit_kind(unit_b):
-            raise UnitError(f"{_shown(text)}: the ends have different units {unit_a!r} and {unit_b!r}")
-        b = b * unit_scale(unit_b) / unit_scale(unit_a)
-    if a == b:
-        raise UnitError(f"{_shown(text)}: the two ends are equal")
-    import numpy as np
-
-    if log or step == "log":
-        if a <= 0 or b <= 0:
-            raise UnitError(f"{_shown(text)}: log steps need two positive ends")
-        raw = np.geomspace(a, b, count)
-    else:
-        raw = np.linspace(a, b, count)
-    raw[0], raw[-1] = a, b
-    if unit_kind(unit) == "length":
-        scale = LENGTH_UNITS[unit]
-        tokens = [round(float(v) * scale) for v in raw]
-        if len(set(tokens)) < count or min(tokens) < 1:
-            raise UnitError(f"{_shown(text)}: {count:,} points are closer than one token or below 1")
-        return [format_tokens(n) for n in tokens], [n / scale for n in tokens]
-    for digits in range(4, 18):
-        numbers = [_plain(float(v), digits) for v in raw]
-        if len(set(numbers)) == count and float(numbers[0]) == a and float(numbers[-1]) == b:
-            break
-    return [f"{n}{unit}" for n in numbers], [float(n) for n in numbers]
+        raise UnitError(f"{shown_text(text)} is not a fraction (0.5) or a percentage (50%)") from None
 
 
 # ---------------------------------------------------------------------------------------------

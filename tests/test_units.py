@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from prfaas_plan import units
+from prfaas_plan import ranges, units
 from prfaas_plan.units import UnitError
 
 
@@ -266,25 +266,25 @@ def test_format_length():
 # --- sweep ranges ----------------------------------------------------------------------------------------------
 
 def test_range_log_steps_match_the_readme():
-    texts, values = units.parse_range("1Gbps..100Gbps:8", max_points=2000, log=True)
+    texts, values = ranges.parse_range("1Gbps..100Gbps:8", max_points=2000, log=True)
     assert texts == ["1Gbps", "1.931Gbps", "3.728Gbps", "7.197Gbps", "13.89Gbps", "26.83Gbps", "51.79Gbps",
                      "100Gbps"]
     assert values == [1.0, 1.931, 3.728, 7.197, 13.89, 26.83, 51.79, 100.0]  # what is shown is what runs
 
 
 def test_range_converts_the_second_end_to_the_first_unit():
-    texts, values = units.parse_range("1Gb/s..10GB/s:3", max_points=2000)
+    texts, values = ranges.parse_range("1Gb/s..10GB/s:3", max_points=2000)
     assert texts == ["1Gb/s", "40.5Gb/s", "80Gb/s"] and values == [1.0, 40.5, 80.0]
-    assert units.parse_range("500Mbps..10Gbps:3", max_points=2000)[0] == ["500Mbps", "5250Mbps", "10000Mbps"]
-    assert units.parse_range("1..10ms:2", max_points=2000)[0] == ["1ms", "10ms"]  # one unit for both ends
+    assert ranges.parse_range("500Mbps..10Gbps:3", max_points=2000)[0] == ["500Mbps", "5250Mbps", "10000Mbps"]
+    assert ranges.parse_range("1..10ms:2", max_points=2000)[0] == ["1ms", "10ms"]  # one unit for both ends
 
 
 def test_range_of_lengths_steps_in_whole_tokens():
-    texts, values = units.parse_range("1K..128K:5", max_points=2000)
+    texts, values = ranges.parse_range("1K..128K:5", max_points=2000)
     assert texts == ["1K", "33536", "66048", "98560", "128K"]
     assert [units.parse_length(t) for t in texts] == [1024, 33536, 66048, 98560, 131072]
     assert values == [1.0, 32.75, 64.5, 96.25, 128.0]
-    assert units.parse_range("1e5..2e5:3", max_points=2000)[0] == ["100000", "150000", "200000"]
+    assert ranges.parse_range("1e5..2e5:3", max_points=2000)[0] == ["100000", "150000", "200000"]
 
 
 @pytest.mark.parametrize(("text", "message"), [
@@ -303,12 +303,12 @@ def test_range_of_lengths_steps_in_whole_tokens():
 ])
 def test_range_refusals(text, message):
     with pytest.raises(UnitError) as err:
-        units.parse_range(text, max_points=2000)
+        ranges.parse_range(text, max_points=2000)
     assert str(err.value) == message
 
 
 def test_range_at_the_bound_has_distinct_points():
-    texts, values = units.parse_range("1..1.0001:2000", max_points=2000)
+    texts, values = ranges.parse_range("1..1.0001:2000", max_points=2000)
     assert len(texts) == len(set(texts)) == 2000
     assert values[0] == 1.0 and values[-1] == 1.0001
 
@@ -319,7 +319,7 @@ def test_range_at_the_bound_has_distinct_points():
 def test_range_texts_parse_to_their_values(a, b, n, unit, log):
     if a == b:
         return
-    texts, values = units.parse_range(f"{a!r}{unit}..{b!r}{unit}:{n}", max_points=2000, log=log)
+    texts, values = ranges.parse_range(f"{a!r}{unit}..{b!r}{unit}:{n}", max_points=2000, log=log)
     assert len(texts) == n
     assert values[0] == a and values[-1] == b
     for text, value in zip(texts, values, strict=True):

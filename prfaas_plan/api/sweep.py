@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from prfaas_plan import units
+from prfaas_plan import ranges
 from prfaas_plan.api import topology
 from prfaas_plan.api.plan import plan
 from prfaas_plan.errors import InfeasibleError, SpecError
@@ -36,12 +36,12 @@ def _topology_row(sc: ScenarioSpec, number: float, text: str) -> dict[str, Any]:
 
 
 def parse_range(item: str, *, log: bool = False) -> tuple[str, list[str], list[float]]:
-    """`key=a..b:n[:log]` -> (key, values as strings with the unit, numeric values); see units.parse_range."""
+    """`key=a..b:n[:log]` -> (key, values as strings with the unit, numeric values); see ranges.parse_range."""
     key, _, raw = item.partition("=")
     if not key.strip():
         raise SpecError(f"expected key=a..b:n (e.g. link.bandwidth=1Gbps..100Gbps:20), got {item!r}", field="--set")
     try:
-        texts, values = units.parse_range(raw, max_points=MAX_SWEEP_POINTS, log=log)
+        texts, values = ranges.parse_range(raw, max_points=MAX_SWEEP_POINTS, log=log)
     except ValueError as exc:
         raise SpecError(str(exc), field=f"--set {key.strip()}") from None
     return key.strip(), texts, values

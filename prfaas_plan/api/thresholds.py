@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from prfaas_plan import units
+from prfaas_plan import ranges, units
 from prfaas_plan.api.holds import longest
 from prfaas_plan.api.optimize import optimize
 from prfaas_plan.api.slo import SEARCH_NODES
@@ -74,7 +74,7 @@ def _items(text: str, option: str, parse: Callable[[str], float]) -> tuple[list[
     """``a..b:n[:log]`` or a comma list -> (texts, numbers); one line naming ``option`` if bad."""
     try:
         if ".." in text:
-            texts, _ = units.parse_range(text, max_points=MAX_POINTS)
+            texts, _ = ranges.parse_range(text, max_points=MAX_POINTS)
         else:
             texts = units.split_items(text, "value")
         values = [parse(t) for t in texts]

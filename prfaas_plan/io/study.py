@@ -26,7 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from prfaas_plan import units
+from prfaas_plan import ranges, units
 from prfaas_plan.errors import PrfaasError, SpecError, kind_of
 from prfaas_plan.io.load import read_yaml, validation_message
 from prfaas_plan.io.patch import Loaded
@@ -49,7 +49,7 @@ def _axis(key: Any, raw: Any, source: str, at: str) -> Axis:
     ranged = isinstance(raw, str) and ".." in raw
     if ranged:
         try:
-            texts, _ = units.parse_range(raw, max_points=MAX_POINTS)
+            texts, _ = ranges.parse_range(raw, max_points=MAX_POINTS)
         except units.UnitError as exc:
             raise SpecError(str(exc), source=source, field=where) from None
         values: list[Any] = list(texts)
