@@ -24,9 +24,10 @@ from pydantic import BaseModel, ValidationError
 
 from prfaas_plan.io.load import Catalog
 from prfaas_plan.io.overrides import Override, apply, parse_set
-from prfaas_plan.io.scenario import TraceArg, beyond_context, scenario_mapping
+from prfaas_plan.io.scenario import TraceArg, scenario_mapping
 from prfaas_plan.io.scenario_schema import Cluster, Decode, Link, ScenarioFile, Site, SiteLink, Slo, Workload
 from prfaas_plan.io.topology import link_spec
+from prfaas_plan.io.workload import beyond_context
 from prfaas_plan.specs.scenario import ClusterSpec, DecodeSpec, LinkSpec, ScenarioSpec
 from prfaas_plan.specs.topology import PD, PRFAAS, homogeneous_cluster
 

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from prfaas_plan import units
 from prfaas_plan.errors import SpecError, kind_of
-from prfaas_plan.io.cache import cached_load, cached_value
+from prfaas_plan.io.cache import cached_load
 from prfaas_plan.io.load import (
     Catalog,
     is_path_like,
@@ -24,6 +22,7 @@ from prfaas_plan.io.load import (
     validation_message,
 )
 from prfaas_plan.io.overrides import Override, Placed, apply, parse_set
+from prfaas_plan.io.workload import link_law, referenced, workload_spec
 from prfaas_plan.specs.hardware import InstanceSpec
 from prfaas_plan.specs.scenario import (
     ClusterSpec,
@@ -32,131 +31,13 @@ from prfaas_plan.specs.scenario import (
     SearchSpec,
     WorkloadSpec,
 )
-from prfaas_plan.specs.topology import homogeneous_cluster
+from prfaas_plan.specs.topology import TopologySpec, homogeneous_cluster
 
 if TYPE_CHECKING:  # pydantic and the schema are imported only when a scenario is validated (io/cache.py)
-    from pydantic import BaseModel
 
-    from prfaas_plan.io.scenario_schema import Cluster, Control, ScenarioFile, TraceLength, Workload
+    from prfaas_plan.io.scenario_schema import Cluster, Control, ScenarioFile, Workload
 
 DEFAULT_SCENARIO = "paper-case-study"
-
-
-def _referenced(exc: SpecError, placed: Placed, field_path: str) -> SpecError:
-    """An error in a file a field names: the file's own when it could be read (its line, its
-    field), else placed at the field that named it (``--set model=/``: "/: is a folder")."""
-    if exc.source is None or Path(exc.source).is_file():
-        return exc
-    if placed.option_of(field_path) == "--trace":  # the path is the option's own value
-        return SpecError(f"{exc.source}: {exc.message}", field="--trace")
-    return SpecError(f"{exc.source}: {exc.message}", **placed.place(field_path))
-
-
-def load_lengths(spec: BaseModel, base: Path, model: Any, placed: Placed, at: str = "workload.input"):
-    """The uncached-length distribution, plus trace details where the workload is a trace."""
-    try:
-        return _lengths(spec, base, model)
-    except SpecError as exc:
-        if exc.source is not None:  # a trace or CSV file's own error
-            raise _referenced(exc, placed, f"{at}.file") from None
-        # the distributions call their bounds lo/hi; the YAML calls them min/max
-        last = (exc.field or "").rsplit(".", 1)[-1]
-        name = {"lo": "min", "hi": "max"}.get(last, last)
-        msg = re.sub(r"\blo\b", "min", re.sub(r"\bhi\b", "max", exc.message))
-        field_path = f"{at}.{name}" if name else at
-        if placed.option_of(field_path) is None:  # a law's fault of its parameters together: the one an option set
-            given = [f"{at}.{k}" for k in type(spec).model_fields
-                     if k != "kind" and placed.option_of(f"{at}.{k}") is not None]
-            field_path = given[0] if given else field_path
-        raise SpecError(msg, **placed.place(field_path)) from None
-
-
-def _lengths(spec: BaseModel, base: Path, model: Any):
-    from prfaas_plan.core import lengths as L
-    from prfaas_plan.io.scenario_schema import (
-        EmpiricalLength,
-        FixedLength,
-        GammaLength,
-        LogNormal,
-        TraceLength,
-        UniformLength,
-    )
-
-    # a log-normal's or gamma's grid needs scipy: cached on its parameters, apart from the scenario's
-    # entry, so an edit elsewhere in the scenario or a new --set value needs no scipy (io.cache)
-    if isinstance(spec, LogNormal):
-        key = repr(("lognormal", spec.mu, spec.sigma, spec.min, spec.max))
-        return cached_value("lengths", key, lambda: L.TruncatedLogNormal(mu=spec.mu, sigma=spec.sigma, lo=spec.min,
-                                                                          hi=spec.max)), None
-    if isinstance(spec, FixedLength):
-        return L.Fixed(value=spec.value), None
-    if isinstance(spec, UniformLength):
-        return L.Uniform(lo=spec.min, hi=spec.max), None
-    if isinstance(spec, GammaLength):
-        key = repr(("gamma", spec.shape, spec.scale, spec.min, spec.max))
-        return cached_value("lengths", key, lambda: L.Gamma(shape=spec.shape, scale=spec.scale, lo=spec.min,
-                                                             hi=spec.max)), None
-    if isinstance(spec, EmpiricalLength):
-        from prfaas_plan.io.lengths_csv import read_lengths_csv
-
-        return read_lengths_csv(_resolve(spec.file, base)), None
-    assert isinstance(spec, TraceLength)
-    return _trace_lengths(spec, base, model)
-
-
-def _trace_lengths(spec: TraceLength, base: Path, model: Any):
-    """A trace's uncached lengths and (TraceFile, replay or None, hit-rate source).
-
-    With prefix hashes the cache replay measures the hit rate (``assumed_hit_rate`` refused);
-    without, ``assumed_hit_rate`` h caches min(round(h x input), input - 1) tokens of each
-    request (``core.trace.assumed_prefix_cache``), else the raw input lengths are the workload and
-    the hit rate is unknown; ``cache_capacity_gib`` is refused (no hashes: nothing to cache).
-    """
-    from prfaas_plan.core import kv
-    from prfaas_plan.core.trace import assumed_prefix_cache, blocks_for_capacity, replay_prefix_cache
-    from prfaas_plan.io.trace import load_trace
-
-    tf = load_trace(_resolve(spec.file, base), format=spec.format, model_filter=spec.model_filter,
-                    block_tokens=spec.block_tokens)
-    trace = tf.trace
-    if not tf.has_hashes:
-        if spec.cache_capacity_gib is not None:
-            raise SpecError(f"the {tf.format} trace records no prefix hashes, so there is nothing to cache: drop "
-                            "cache_capacity_gib, or give assumed_hit_rate", field="cache_capacity_gib")
-        if spec.assumed_hit_rate is None:
-            return trace.input_distribution(), (tf, None, "unknown")
-        replay = assumed_prefix_cache(trace, spec.assumed_hit_rate)
-        return replay.uncached_distribution(), (tf, replay, "assumed")
-    if spec.assumed_hit_rate is not None:
-        raise SpecError(f"the {tf.format} trace has prefix hashes, so its hit rate is measured by replaying them "
-                        "through the cache: drop assumed_hit_rate (cache_capacity_gib bounds the cache)",
-                        field="assumed_hit_rate")
-    capacity = None
-    if spec.cache_capacity_gib is not None:
-        per_token = kv.footprint(model).kv_bytes_per_token
-        capacity = blocks_for_capacity(spec.cache_capacity_gib * units.GIB, per_token, trace.block_tokens)
-    replay = replay_prefix_cache(trace, capacity_blocks=capacity)
-    return replay.uncached_distribution(), (tf, replay, "measured")
-
-
-def link_law(lk: Any, path: Path, placed: Placed, at: str):
-    """The bandwidth law of the link at ``at`` (``link``, ``links[i]``), None for a number; its
-    file relative to the scenario's folder, or to the working folder if an option named it."""
-    if isinstance(lk.bandwidth, float):
-        return None
-    from prfaas_plan.io.bandwidth import law_of
-
-    key = f"{at}.bandwidth"
-    base = Path.cwd() if placed.option_of(f"{key}.file") else path.parent
-    try:
-        return law_of(lk.bandwidth, base)
-    except SpecError as exc:
-        raise (_referenced(exc, placed, f"{key}.file") if exc.source else placed.error(exc, key)) from None
-
-
-def _resolve(file: str, base: Path) -> Path:
-    p = Path(file).expanduser()
-    return p if p.is_absolute() else base / p
 
 
 def scenario_path(ref: str | None, catalog: Catalog) -> Path:
@@ -253,7 +134,7 @@ def named(load: Any, ref: str, catalog: Catalog, placed: Placed, field_path: str
     except SpecError as exc:
         if exc.source is None and exc.field is None:  # a name, not a file of its own
             raise placed.error(exc, field_path) from None
-        raise _referenced(exc, placed, field_path) from None
+        raise referenced(exc, placed, field_path) from None
 
 
 def _gpu_loader(stack_ref: str | None, catalog: Catalog, placed: Placed, field_path: str) -> Any:
@@ -299,68 +180,14 @@ def _control(c: Control):
                          period_s=c.period, queue_per_instance=c.queue_per_instance)
 
 
-def beyond_context(model: Any, output_tokens: float) -> bool:
-    """Whether no request can decode ``output_tokens``: more than the model's context holds (the
-    loader's check, which io.patch applies too)."""
-    limit = model.max_position_embeddings
-    return limit is not None and output_tokens > limit
-
-
-def workload_spec(wl: Workload, path: Path, model: Any, placed: Placed, at: str = "workload") -> WorkloadSpec:
-    """The workload at ``at`` (``workload`` or a site's): lengths, output, arrivals, any trace."""
-    from prfaas_plan.core.arrivals import rate_profile
-
-    where = placed.place
-    # a file named by an option is relative to the working folder, one in the scenario to its folder
-    base = Path.cwd() if placed.option_of(f"{at}.input.file") else path.parent
-    lengths, traced = load_lengths(wl.input, base, model, placed, f"{at}.input")
-    tf, replay, hit_source = traced if traced else (None, None, None)
-    trace = tf.trace if tf is not None else None
-    output = wl.output_tokens
-    if output is None:
-        if trace is None:
-            raise SpecError("required key is missing", **where(f"{at}.output_tokens"))
-        output = float(trace.decode_tokens.mean())  # 0 output tokens count as 1 (core.trace)
-    hi, limit = float(lengths.hi), model.max_position_embeddings
-    if limit is not None and math.isfinite(hi) and hi > limit:  # the longest request the model cannot take
-        longest = f"{hi:,.0f}" if hi < 1e15 else f"{hi:.4g}"
-        raise SpecError(f"the longest input, {longest} tokens, is beyond {model.name}'s context of {limit:,} tokens "
-                        "(max_position_embeddings)", **where(f"{at}.input" if traced else f"{at}.input.max"))
-    if beyond_context(model, output):
-        shown = f"{output:,.0f}" if output < 1e15 else f"{output:.4g}"
-        raise SpecError(f"{shown} output tokens are beyond {model.name}'s context of {limit:,} tokens "
-                        "(max_position_embeddings)", **where(f"{at}.output_tokens"))
-    return WorkloadSpec(
-        lengths=lengths, output_tokens=float(output),
-        input_total_mean=float(trace.input_tokens.mean()) if trace is not None else float(lengths.mean),
-        prefix_hit_rate=None if replay is None else float(replay.hit_rate), hit_rate_source=hit_source, trace=trace,
-        trace_cached_tokens=None if replay is None else replay.cached_tokens,
-        rate_profile=None if trace is None else rate_profile(trace.arrival_s),
-        arrival=wl.arrival, arrival_cv=wl.arrival_cv, rate_rps=wl.rate_rps,
-        description=_description(wl.input, tf),
-    )
-
-
-def _description(spec: BaseModel, tf: Any) -> dict[str, Any]:
-    """The workload input as given (max: inf -> null); a trace's with the format read and its block
-    size, and what the reading dropped (BurstGPT)."""
-    out = {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in spec.model_dump().items()}
-    if tf is not None:
-        out |= {"format": tf.format, "block_tokens": int(tf.trace.block_tokens), "has_hashes": tf.has_hashes}
-        if tf.format == "burstgpt":
-            out |= {"failed_excluded": tf.failed_excluded, "filtered_out": tf.filtered_out, "models": list(tf.models)}
-    return out
-
-
 def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | None = None) -> ScenarioSpec:
     from dataclasses import replace
 
     from prfaas_plan.io.sizing import sizing_spec, trace_demand
-    from prfaas_plan.io.topology import check_form, link_spec, topology, two_clusters
+    from prfaas_plan.io.topology import check_form
 
     source = str(path)
     placed = placed or Placed({}, source)
-    where = placed.place
     model = named(load_model, sc.model, catalog, placed, "model")
     gpu = _gpu_loader(sc.stack, catalog, placed, "stack")
     extra = tuple(p.to_spec() for p in sc.profiles if p.model.lower() == model.name.lower())
@@ -370,6 +197,45 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | Non
         model = replace(model, profiles=extra + keep)
     profile_gpus = _profile_gpus(model, gpu, catalog)
     check_form(sc, placed)
+    topo, workload = _topology(sc, path, catalog, placed, model, gpu)
+    search = _search(sc, placed, topo)
+    pinned = sc.decode.mode == "pinned"
+    return ScenarioSpec(
+        name=sc.name,
+        source=sc.source,
+        model=model,
+        prfaas=topo.prefill.cluster,
+        local=topo.sites[0].cluster,
+        link=topo.links[0].link,
+        topology=topo,
+        workload=workload,
+        decode_tokens_per_s=sc.slo.decode_tokens_per_s,
+        ttft_slo_s=sc.slo.ttft,
+        ttft_statistic=sc.slo.ttft_statistic,
+        decode=DecodeSpec(bs_max=sc.decode.bs_max if pinned else None,
+                          t_decode_s=sc.decode.t_decode if pinned else None,
+                          memory_fraction=sc.decode.memory_fraction),
+        search=search,
+        homogeneous=(_cluster(sc.baselines.homogeneous, catalog, placed, "baselines.homogeneous", gpu)
+                     if sc.baselines.homogeneous else
+                     None if sc.sites is None or topo.multi_site else homogeneous_cluster(topo.sites[0], topo)),
+        naive_heterogeneous=sc.baselines.naive_heterogeneous,
+        layerwise_pipelining=sc.layerwise_pipelining,
+        cache_mode=sc.cache_mode,
+        control=_control(sc.control),
+        path=source,
+        profile_gpus=profile_gpus,
+        sizing=None if sc.sizing is None else trace_demand(sizing_spec(
+            sc.sizing, lambda name, at: named(gpu, name, catalog, placed, at), placed, _prices(sc)), workload, placed),
+    )
+
+
+def _topology(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed, model: Any, gpu: Any
+              ) -> tuple[TopologySpec, WorkloadSpec]:
+    """The sites and links (the two-cluster form as one PD site) and the scenario's workload."""
+    from prfaas_plan.io.topology import link_spec, topology, two_clusters
+
+    where = placed.place
     if sc.baselines.homogeneous is not None and sc.baselines.homogeneous.instances < 2:
         raise SpecError(f"homogeneous PD needs at least 2 instances, got {sc.baselines.homogeneous.instances}",
                         **where("baselines.homogeneous.instances"))
@@ -402,6 +268,12 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | Non
                             "plus its demand share of the prefill GPUs): drop baselines.homogeneous",
                             **where("baselines.homogeneous"))
         workload = topo.sites[0].workload if not topo.multi_site else workload_spec(sc.workload, path, model, placed)
+    return topo, workload
+
+
+def _search(sc: ScenarioFile, placed: Placed, topo: TopologySpec) -> SearchSpec:
+    """The search space: t over the workloads' lengths (or the file's range), the split's options."""
+    where = placed.place
     dists = [s.workload.lengths for s in topo.sites if s.workload is not None]
     th = sc.search.threshold
     lo, hi = min(float(d.lo) for d in dists), max(float(d.hi) for d in dists)
@@ -419,34 +291,6 @@ def to_spec(sc: ScenarioFile, path: Path, catalog: Catalog, placed: Placed | Non
             raise SpecError(f"threshold range {t_min:g}..{t_max:g} lies outside the workload's lengths "
                             f"{lo:g}..{hi:g}: set search.threshold.min and .max to cover them, or drop "
                             "search.threshold to search them all", **where((set_by or ["search.threshold"])[-1]))
-    pinned = sc.decode.mode == "pinned"
-    return ScenarioSpec(
-        name=sc.name,
-        source=sc.source,
-        model=model,
-        prfaas=topo.prefill.cluster,
-        local=topo.sites[0].cluster,
-        link=topo.links[0].link,
-        topology=topo,
-        workload=workload,
-        decode_tokens_per_s=sc.slo.decode_tokens_per_s,
-        ttft_slo_s=sc.slo.ttft,
-        ttft_statistic=sc.slo.ttft_statistic,
-        decode=DecodeSpec(bs_max=sc.decode.bs_max if pinned else None,
-                          t_decode_s=sc.decode.t_decode if pinned else None,
-                          memory_fraction=sc.decode.memory_fraction),
-        search=SearchSpec(threshold_min=t_min, threshold_max=t_max, threshold_step=step, method=sc.search.method,
-                          size_prfaas=sc.search.size_prfaas, max_prfaas_instances=sc.search.max_prfaas_instances,
-                          top=sc.search.top),
-        homogeneous=(_cluster(sc.baselines.homogeneous, catalog, placed, "baselines.homogeneous", gpu)
-                     if sc.baselines.homogeneous else
-                     None if sc.sites is None or topo.multi_site else homogeneous_cluster(topo.sites[0], topo)),
-        naive_heterogeneous=sc.baselines.naive_heterogeneous,
-        layerwise_pipelining=sc.layerwise_pipelining,
-        cache_mode=sc.cache_mode,
-        control=_control(sc.control),
-        path=source,
-        profile_gpus=profile_gpus,
-        sizing=None if sc.sizing is None else trace_demand(sizing_spec(
-            sc.sizing, lambda name, at: named(gpu, name, catalog, placed, at), placed, _prices(sc)), workload, placed),
-    )
+    return SearchSpec(threshold_min=t_min, threshold_max=t_max, threshold_step=step, method=sc.search.method,
+                      size_prfaas=sc.search.size_prfaas, max_prfaas_instances=sc.search.max_prfaas_instances,
+                      top=sc.search.top)

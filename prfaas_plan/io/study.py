@@ -242,7 +242,7 @@ def check_value(ref: str | None, catalog: Any, fixed: Sequence[tuple[str, Any]],
 
         named(load_model if key == "model" else load_gpu, value, catalog, placed, key)
     if laws and key.split(".")[:2] == ["workload", "input"] and sc.workload.input.kind in _LAWS:
-        from prfaas_plan.io.scenario import load_lengths
+        from prfaas_plan.io.workload import load_lengths
 
         load_lengths(sc.workload.input, path.parent, None, placed)  # bounds, sigma, shape (io.cache keeps the law)
 
