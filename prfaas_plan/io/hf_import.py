@@ -55,19 +55,9 @@ def _name(c: Cfg) -> str:
 # ---------------------------------------------------------------------------- entry points
 
 
-def import_hf_config(config: dict[str, Any], *, source: str) -> dict[str, Any]:
-    """A HuggingFace ``config.json`` mapping -> a mapping valid against ``io.schema.ModelFile``."""
-    if not isinstance(config, dict):
-        raise SpecError(f"cannot interpret the config: expected a JSON object, got {type(config).__name__}",
-                        source=source)
-    c = Cfg(config, source)
-    notes: list[str] = []
-    n = c.int("num_hidden_layers")
-    h = c.int("hidden_size")
-    vocab = c.int("vocab_size")
-    kinds = _layer_kinds(c, n)
-    ffn = _ffn(c, kinds, notes)
-
+def _mixer_groups(c: Cfg, kinds: list[str], notes: list[str]) -> tuple[dict[tuple[Any, ...], dict[str, Any]], int]:
+    """The layers' mixers grouped by their settings (one schema entry per group, with its count),
+    and the mixers' parameters; FFN-only layers have none."""
     groups: dict[tuple[Any, ...], dict[str, Any]] = {}
     mixer_params = 0
     for kind in kinds:
@@ -82,6 +72,23 @@ def import_hf_config(config: dict[str, Any], *, source: str) -> dict[str, Any]:
             m = dict(layer.mixer)
             groups[key] = {"kind": m.pop("kind")} | ({"variant": m.pop("variant")} if "variant" in m else {}) \
                 | {"count": 1} | m
+    return groups, mixer_params
+
+
+def import_hf_config(config: dict[str, Any], *, source: str) -> dict[str, Any]:
+    """A HuggingFace ``config.json`` mapping -> a mapping valid against ``io.schema.ModelFile``."""
+    if not isinstance(config, dict):
+        raise SpecError(f"cannot interpret the config: expected a JSON object, got {type(config).__name__}",
+                        source=source)
+    c = Cfg(config, source)
+    notes: list[str] = []
+    n = c.int("num_hidden_layers")
+    h = c.int("hidden_size")
+    vocab = c.int("vocab_size")
+    kinds = _layer_kinds(c, n)
+    ffn = _ffn(c, kinds, notes)
+
+    groups, mixer_params = _mixer_groups(c, kinds, notes)
     mixers = sum(g["count"] for g in groups.values())
     if mixers != n:
         only = n - mixers
