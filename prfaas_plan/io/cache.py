@@ -156,7 +156,7 @@ _WRITE_BACK: ContextVar[list[tuple[Path, bytes, bytes, Any]] | None] = ContextVa
 @contextmanager
 def write_back() -> Iterator[None]:
     """Around a whole command: a value ``cached_load`` gave that has changed by the end (its length
-    distributions remember what they were asked, ``core.lengths.continuous._Continuous._recall``)
+    distributions remember what they were asked, ``core.lengths.continuous.ContinuousLaw._recall``)
     is written back to its entry, so the next run finds those answers too. Only when the block
     ends normally; an entry that grew beyond ``MAX_ENTRY_BYTES`` is left as it was."""
     loaded: list[tuple[Path, bytes, bytes, Any]] = []

@@ -24,8 +24,8 @@ Conventions
 
 
 from prfaas_plan.core.lengths.base import FloatOrArray, LengthDistribution, LengthFunction
-from prfaas_plan.core.lengths.continuous import Gamma, TruncatedLogNormal, Uniform
 from prfaas_plan.core.lengths.discrete import Empirical, Fixed
+from prfaas_plan.core.lengths.parametric import Gamma, TruncatedLogNormal, Uniform
 
 __all__ = ["Empirical", "Fixed", "FloatOrArray", "Gamma", "LengthDistribution", "LengthFunction",
            "TruncatedLogNormal", "Uniform"]
