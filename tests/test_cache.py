@@ -213,6 +213,7 @@ def test_a_remembered_answer_is_the_computed_one_bit_for_bit(monkeypatch):
     import numpy as np
 
     from prfaas_plan.core.lengths import continuous as C
+    from prfaas_plan.core.lengths import parametric as P
 
     def answers(d):
         t = np.linspace(100.0, 140_000.0, 257)
@@ -220,13 +221,13 @@ def test_a_remembered_answer_is_the_computed_one_bit_for_bit(monkeypatch):
             d.tail_prob(t), d.mean_above(t), d.mean_below(19_400), d.quantile([0.1, 0.5, 0.99]),
             d.expect_above(np.sqrt, t), d.expect_below(np.square, 3_000.0))]
 
-    laws = (C.TruncatedLogNormal.paper(), C.Gamma(shape=1.5, scale=9_000.0, lo=1.0, hi=2e5))
+    laws = (P.TruncatedLogNormal.paper(), P.Gamma(shape=1.5, scale=9_000.0, lo=1.0, hi=2e5))
     asked, again = [answers(d) for d in laws], [answers(d) for d in laws]  # again: from the memo
     assert all(d._memo.cells > 0 for d in laws) and asked == again
     unpickled = [pickle.loads(pickle.dumps(d)) for d in laws]
     assert [answers(d) for d in unpickled] == asked and unpickled == list(laws)
     monkeypatch.setattr(C, "_MEMO_CELLS", 0)  # nothing remembered: every answer computed
-    fresh = (C.TruncatedLogNormal.paper(), C.Gamma(shape=1.5, scale=9_000.0, lo=1.0, hi=2e5))
+    fresh = (P.TruncatedLogNormal.paper(), P.Gamma(shape=1.5, scale=9_000.0, lo=1.0, hi=2e5))
     assert [answers(d) for d in fresh] == asked and all(d._memo.cells == 0 for d in fresh)
 
 

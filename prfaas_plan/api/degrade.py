@@ -58,7 +58,7 @@ from prfaas_plan.specs.degrade import (
     SiteConfig,
     SiteTtft,
 )
-from prfaas_plan.specs.results import SystemTiming
+from prfaas_plan.specs.latency import SystemTiming
 from prfaas_plan.specs.run import RunArgs, check
 from prfaas_plan.specs.scenario import ClusterSpec, ScenarioSpec
 from prfaas_plan.specs.topology import SiteSystem, TopologySystem

@@ -8,7 +8,7 @@ from typing import Any
 from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, systems
 from prfaas_plan.core import latency as lat
 from prfaas_plan.errors import InfeasibleError, SpecError
-from prfaas_plan.specs.results import LatencyResult, PathTiming, SystemTiming
+from prfaas_plan.specs.latency import LatencyResult, PathTiming, SystemTiming
 from prfaas_plan.specs.run import RunArgs, check
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.system import SystemConfig

@@ -15,7 +15,7 @@ from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, systems
 from prfaas_plan.errors import SpecError
 from prfaas_plan.sim.result import SimulateRun, SystemRun
 from prfaas_plan.sim.run import SimResult, simulate
-from prfaas_plan.specs.results import TRACE_CHECK_RTOL, LatencyResult, TraceCheck
+from prfaas_plan.specs.latency import TRACE_CHECK_RTOL, LatencyResult, TraceCheck
 from prfaas_plan.specs.run import RunArgs, check, check_size
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.system import ControlConfig, SystemConfig

@@ -25,7 +25,7 @@ from prfaas_plan.core.optimize import Search, special_cases
 from prfaas_plan.core.roots import bisect
 from prfaas_plan.core.throughput import Method, operating_point, routing
 from prfaas_plan.errors import InfeasibleError
-from prfaas_plan.specs.results import SystemTiming
+from prfaas_plan.specs.latency import SystemTiming
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.system import SystemConfig
 

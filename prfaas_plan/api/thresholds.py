@@ -56,7 +56,8 @@ from prfaas_plan.errors import InfeasibleError, SpecError
 from prfaas_plan.io import patch
 from prfaas_plan.io.overrides import grid_point
 from prfaas_plan.io.scenario import TraceArg, load_scenario
-from prfaas_plan.specs.results import TopologyPoint, TopologyTiming
+from prfaas_plan.specs.latency import TopologyTiming
+from prfaas_plan.specs.results import TopologyPoint
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.thresholds import ABSOLUTE, RELATIVE, LinkGrid, ThresholdEntry, ThresholdTable
 from prfaas_plan.specs.topology import TopologySystem

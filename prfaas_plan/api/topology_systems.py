@@ -13,7 +13,7 @@ from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, topology_systems
 from prfaas_plan.api.topology import site_scenario
 from prfaas_plan.core import latency as lat
 from prfaas_plan.core.roots import bisect
-from prfaas_plan.specs.results import TopologyLatencyResult, TopologyTiming
+from prfaas_plan.specs.latency import TopologyLatencyResult, TopologyTiming
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.topology import TopologySystem
 

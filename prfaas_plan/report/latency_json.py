@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from prfaas_plan.specs.results import (
+from prfaas_plan.specs.latency import (
     TRACE_CHECK_RTOL,
     LatencyResult,
     SystemTiming,

@@ -6,7 +6,7 @@ from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.render import SYSTEM_NAMES, emit, secs, table
-from prfaas_plan.specs.results import TRACE_CHECK_RTOL, LatencyResult
+from prfaas_plan.specs.latency import TRACE_CHECK_RTOL, LatencyResult
 
 
 def emit_latency(fmt: str, r: LatencyResult, payload: dict[str, Any]) -> None:

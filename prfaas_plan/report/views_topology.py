@@ -18,13 +18,8 @@ from prfaas_plan.report.views_plan import (
     staging_line,
 )
 from prfaas_plan.sim.result import TopologySimulateRun
-from prfaas_plan.specs.results import (
-    SystemTiming,
-    TopologyLatencyResult,
-    TopologyMethodPlan,
-    TopologyPlanResult,
-    TopologyPoint,
-)
+from prfaas_plan.specs.latency import SystemTiming, TopologyLatencyResult
+from prfaas_plan.specs.results import TopologyMethodPlan, TopologyPlanResult, TopologyPoint
 
 
 def emit_topology(fmt: str, r: TopologyPlanResult, payload: dict[str, Any]) -> None:

@@ -142,7 +142,7 @@ class TopologySimResult:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SystemRun:
     """One system simulated at the shared rate, with its configuration, its exact-method
-    capacity and the analytic TTFT at the same rate (``specs.results.SystemTiming``)."""
+    capacity and the analytic TTFT at the same rate (``specs.latency.SystemTiming``)."""
 
     name: str
     result: SimResult
@@ -154,7 +154,7 @@ class SystemRun:
     n_d: int
     bs_max: int
     load: float  # the shared rate over this system's capacity
-    analytic: Any  # specs.results.SystemTiming
+    analytic: Any  # specs.latency.SystemTiming
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -182,12 +182,12 @@ class SimulateRun:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TopologyRun:
     """One system of a topology simulated at the shared total rate, with the analytic timing
-    (``specs.results.TopologyTiming``) at the same rate."""
+    (``specs.latency.TopologyTiming``) at the same rate."""
 
     name: str
     result: TopologySimResult
     system: Any  # specs.topology.TopologySystem
-    analytic: Any  # specs.results.TopologyTiming
+    analytic: Any  # specs.latency.TopologyTiming
     load: float
 
 
