@@ -156,8 +156,8 @@ TRACE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "traces"
 def sweeps(repeat: int = 3) -> None:
     """A 20-point sweep of link.bandwidth, on the case study and on a trace: whole process, and in
     process with the scenario loaded once and patched per point (api.sweep.sweep) against reloaded
-    per point (api.sweep._sweep_by_reload, which also replays the trace's prefix cache per point)."""
-    from prfaas_plan.api.sweep import _sweep_by_reload, sweep
+    per point (api.sweep.sweep with reload=True, which also replays the trace's prefix cache per point)."""
+    from prfaas_plan.api.sweep import sweep
     from prfaas_plan.io.load import Catalog
 
     base = floor()
@@ -168,15 +168,15 @@ def sweeps(repeat: int = 3) -> None:
         best, _ = warm_wall(args, repeat)
         print(f"prfaas-plan sweep ({name}, 20 points) whole process: best {best:.3f} s ({best / base:.1f}x the floor)")
         timed = {}
-        for run in (_sweep_by_reload, sweep):
-            run(None, catalog, overrides=[ranged], trace=trace, log=True)  # warm: imports, the disk cache
+        for reload in (True, False):
+            sweep(None, catalog, overrides=[ranged], trace=trace, log=True, reload=reload)  # warm: imports, cache
             runs = []
             for _ in range(repeat):
                 t0 = time.perf_counter()
-                run(None, catalog, overrides=[ranged], trace=trace, log=True)
+                sweep(None, catalog, overrides=[ranged], trace=trace, log=True, reload=reload)
                 runs.append(time.perf_counter() - t0)
-            timed[run.__name__] = min(runs)
-        before, after = timed["_sweep_by_reload"], timed["sweep"]
+            timed[reload] = min(runs)
+        before, after = timed[True], timed[False]
         print(f"sweep ({name}, 20 points) in process: reloaded per point {before:.3f} s ({before / base:.1f}x the "
               f"floor), patched {after:.3f} s ({after / base:.1f}x the floor), {before / after:.1f}x faster")
 

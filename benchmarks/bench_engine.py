@@ -12,12 +12,17 @@ numbers is excluded) for
 from __future__ import annotations
 
 import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the reference station lives with the tests
+
 from prfaas_plan.sim.engine import Engine
-from prfaas_plan.sim.stations import FifoServers, SharedLink, feed_arrivals, poisson_arrivals
+from prfaas_plan.sim.stations import SharedLink, poisson_arrivals
+from tests.sim.stations_ref import FifoServers, feed_arrivals
 
 
 def bench_bare(n_events: int) -> tuple[float, int]:

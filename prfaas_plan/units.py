@@ -371,11 +371,6 @@ def format_tokens(tokens: int) -> str:
     return f"{tokens // K_TOKENS}K" if tokens >= K_TOKENS and tokens % K_TOKENS == 0 else str(int(tokens))
 
 
-def format_bandwidth(bytes_per_s: float, digits: int = 12) -> str:
-    """bytes/s -> "12.5Gbps" (``digits`` significant digits); ``parse_bandwidth`` reads it back."""
-    return f"{bytes_per_s_to_gbps(bytes_per_s):.{digits}g}Gbps"
-
-
 def shown_threshold(tokens: float) -> int:
     """A threshold t as it is shown, rounded down: requests longer than t are offloaded (l > t),
     so the whole number at or below t routes every whole length as t does. The one conversion

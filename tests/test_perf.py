@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 
@@ -335,7 +336,7 @@ def test_internal_1t_on_h20_against_table6():
 
 def _synthetic(efficiency: Efficiency):
     i = inst("H200")
-    truth = prefill.with_efficiency(i, efficiency)
+    truth = replace(i, gpu=replace(i.gpu, efficiency=efficiency))
     pre = tuple(cal.PrefillMeasurement(model=model(n), length=int(l),
                                        prefill_s=float(prefill.prefill_time(model(n), truth, l).seconds))
                 for n in ("MiniMax-M2.5", "Ring-2.5-1T") for l in (1 * K, 8 * K, 32 * K))

@@ -60,7 +60,7 @@ def _loads(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
 
 def _same(monkeypatch: pytest.MonkeyPatch, ref: str | None, overrides: list[str], **kw: Any) -> tuple[str, int]:
     """The patched sweep equals the reloaded one: (what it gave, how often it loaded the scenario)."""
-    reloaded = _outcome(api_sweep._sweep_by_reload, ref, overrides, **kw)
+    reloaded = _outcome(api_sweep.sweep, ref, overrides, reload=True, **kw)
     calls = _loads(monkeypatch)
     patched = _outcome(api_sweep.sweep, ref, overrides, **kw)
     assert patched == reloaded

@@ -48,22 +48,15 @@ def parse_range(item: str, *, log: bool = False) -> tuple[str, list[str], list[f
 
 
 def sweep(ref: str | None, catalog: Any, *, overrides: list[str], method: str | None = None,
-          trace: TraceArg = None, log: bool = False,
-          progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
+          trace: TraceArg = None, log: bool = False, progress: Callable[[str, int, int], None] | None = None,
+          reload: bool = False) -> dict[str, Any]:
     """Re-optimise for each value of the one ranged --set; the others apply to every run.
 
     The scenario is loaded once, at the first value; each further value patches that spec
-    (``io.patch``) where the patch is provably the loader's, else reloads the scenario."""
+    (``io.patch``) where the patch is provably the loader's, else reloads the scenario. With
+    ``reload`` every value loads the scenario afresh: the reference the patches agree with."""
     return _sweep(ref, catalog, overrides=overrides, method=method, trace=trace, log=log, progress=progress,
-                  specs=_patched)
-
-
-def _sweep_by_reload(ref: str | None, catalog: Any, *, overrides: list[str], method: str | None = None,
-                     trace: TraceArg = None, log: bool = False,
-                     progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
-    """`sweep` loading the scenario afresh at every value: what the patches must agree with."""
-    return _sweep(ref, catalog, overrides=overrides, method=method, trace=trace, log=log, progress=progress,
-                  specs=_reloaded)
+                  specs=_reloaded if reload else _patched)
 
 
 Specs = Callable[..., Iterator[ScenarioSpec]]

@@ -29,7 +29,7 @@ small-active-parameter MoE models (see benchmarks/data/README.md).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -247,8 +247,3 @@ def analytic_timer(model: ModelSpec, instance: InstanceSpec) -> PrefillTimer:
         return prefill_time(model, instance, length).seconds
 
     return PrefillTimer(Source.ANALYTIC, efficiency_detail(instance), seconds)
-
-
-def with_efficiency(instance: InstanceSpec, efficiency: Efficiency) -> InstanceSpec:
-    """The same instance with other efficiency factors (the GPU spec is frozen)."""
-    return replace(instance, gpu=replace(instance.gpu, efficiency=efficiency))

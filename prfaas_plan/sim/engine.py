@@ -8,7 +8,7 @@ its time; it schedules follow-up events itself. Times are seconds.
 
 Speed: the loop is a bare ``heappop`` + call. On CPython 3.11 it runs about half a million
 trivial self-rescheduling events per second, and ~300k events/s (150k customers/s) through an
-M/M/c :class:`~prfaas_plan.sim.stations.FifoServers` station (``benchmarks/bench_engine.py``).
+M/M/c FIFO station (``tests/sim/stations_ref.py``, ``benchmarks/bench_engine.py``).
 Keep times Python floats: numpy scalars in the heap make every comparison several times slower.
 
 Timers: an entity with at most one pending event that it often moves (a processor-sharing

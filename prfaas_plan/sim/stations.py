@@ -1,9 +1,7 @@
-"""Textbook stations for the discrete-event simulator: FIFO servers, a shared link, arrivals.
-
-These are the building blocks of the two-cluster simulator (prefill instances are
-:class:`FifoServers`, the cross-datacenter link is a :class:`SharedLink`), and on their own
-they are the M/M/c, M/D/1 and processor-sharing queues that the validation tests hold against
-:mod:`prfaas_plan.core.queueing`. Times are seconds, sizes bytes, rates per second. Job ids are
+"""The shared link of the discrete-event simulator (processor sharing, the cross-datacenter
+link is a :class:`SharedLink`) and the arrival streams; on its own the link is the
+processor-sharing queue the validation tests hold against :mod:`prfaas_plan.core.queueing`
+(the FIFO pools are ``sim.entities``). Times are seconds, sizes bytes, rates per second. Job ids are
 any hashable (ints in practice); per-job records live in dicts keyed by id, in insertion order.
 """
 
@@ -11,8 +9,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import deque
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import numpy as np
@@ -23,7 +20,7 @@ from prfaas_plan.sim.engine import Engine
 _heappush = heapq.heappush
 _heappop = heapq.heappop
 
-__all__ = ["FifoServers", "SharedLink", "feed_arrivals", "gamma_arrivals", "poisson_arrivals"]
+__all__ = ["SharedLink", "gamma_arrivals", "poisson_arrivals"]
 
 OnDone = Callable[[Hashable], Any] | None
 
@@ -57,116 +54,6 @@ def gamma_arrivals(rng: np.random.Generator, rate: float, cv: float, n: int, sta
         shape = 1.0 / (cv * cv)
         gaps = rng.gamma(shape, 1.0 / (rate * shape), size=int(n))
     return start + np.cumsum(gaps)
-
-
-def feed_arrivals(
-    engine: Engine, times: Sequence[float] | NDArray[np.float64], on_arrival: Callable[[int], Any]
-) -> None:
-    """Call ``on_arrival(i)`` at ``times[i]`` for each i, in order (times must be non-decreasing).
-
-    Arrivals are chained, one pending at a time, so the heap stays small however long the trace.
-    """
-    times_list: list[float] = np.asarray(times, dtype=np.float64).tolist()
-    n = len(times_list)
-    if n == 0:
-        return
-
-    def arrive(i: int) -> None:
-        if i + 1 < n:
-            engine.schedule_at(times_list[i + 1], arrive, i + 1)
-        on_arrival(i)
-
-    engine.schedule_at(times_list[0], arrive, 0)
-
-
-class FifoServers:
-    """``n_servers`` identical servers fed by one FIFO queue (a G/G/c station, FCFS).
-
-    ``submit(job_id, service_s)`` starts the job at once on a free server or queues it; when its
-    service ends, ``on_done(job_id)`` is called (after the next queued job has started).
-
-    Records per job: ``arrived_at``, ``started_at``, ``completed_at`` (dicts keyed by job id).
-    Time averages: number waiting (L_q) and busy servers, integrated over time since creation.
-    """
-
-    def __init__(self, engine: Engine, n_servers: int, on_done: OnDone = None) -> None:
-        if int(n_servers) != n_servers or n_servers < 1:
-            raise ValueError(f"n_servers must be a whole number >= 1, got {n_servers!r}")
-        self.engine = engine
-        self.n_servers = int(n_servers)
-        self.on_done = on_done
-        self.busy = 0
-        self.arrived_at: dict[Hashable, float] = {}
-        self.started_at: dict[Hashable, float] = {}
-        self.completed_at: dict[Hashable, float] = {}
-        self._queue: deque[tuple[Hashable, float]] = deque()
-        self._t0 = engine.now
-        self._last_t = engine.now
-        self._area_queue = 0.0
-        self._area_busy = 0.0
-
-    @property
-    def queue_length(self) -> int:
-        """Jobs waiting (not in service) now."""
-        return len(self._queue)
-
-    def _advance(self, now: float) -> None:
-        dt = now - self._last_t
-        if dt > 0:
-            self._area_queue += dt * len(self._queue)
-            self._area_busy += dt * self.busy
-            self._last_t = now
-
-    def submit(self, job_id: Hashable, service_s: float) -> None:
-        """A job arrives now and needs ``service_s`` seconds of one server."""
-        if not service_s >= 0:
-            raise ValueError(f"service time must be >= 0 s, got {service_s!r}")
-        service_s = float(service_s)  # numpy scalars in the heap would slow every comparison
-        now = self.engine.now
-        self._advance(now)
-        self.arrived_at[job_id] = now
-        if self.busy < self.n_servers:
-            self.busy += 1
-            self.started_at[job_id] = now
-            self.engine.schedule(service_s, self._finish, job_id)
-        else:
-            self._queue.append((job_id, service_s))
-
-    def _finish(self, job_id: Hashable) -> None:
-        now = self.engine.now
-        self._advance(now)
-        self.completed_at[job_id] = now
-        if self._queue:
-            next_id, service_s = self._queue.popleft()
-            self.started_at[next_id] = now
-            self.engine.schedule(service_s, self._finish, next_id)
-        else:
-            self.busy -= 1
-        if self.on_done is not None:
-            self.on_done(job_id)
-
-    def wait(self, job_id: Hashable) -> float:
-        """Wait in queue of one started job, seconds."""
-        return self.started_at[job_id] - self.arrived_at[job_id]
-
-    def waits(self) -> NDArray[np.float64]:
-        """Wait in queue (started_at - arrived_at) of every started job, in start order (= FIFO)."""
-        arrived = self.arrived_at
-        return np.fromiter((t - arrived[j] for j, t in self.started_at.items()), float, len(self.started_at))
-
-    def _elapsed(self) -> float:
-        self._advance(self.engine.now)
-        return self.engine.now - self._t0
-
-    def mean_queue_length(self) -> float:
-        """Time-average number of waiting jobs L_q since creation (NaN before time advances)."""
-        elapsed = self._elapsed()
-        return self._area_queue / elapsed if elapsed > 0 else math.nan
-
-    def utilisation(self) -> float:
-        """Time-average fraction of busy servers since creation (NaN before time advances)."""
-        elapsed = self._elapsed()
-        return self._area_busy / (elapsed * self.n_servers) if elapsed > 0 else math.nan
 
 
 class SharedLink:

@@ -10,13 +10,8 @@ from scipy import stats
 
 from prfaas_plan.core.queueing import erlang_c, mg1_wait, mmc_wait, utilisation
 from prfaas_plan.sim.engine import Engine
-from prfaas_plan.sim.stations import (
-    FifoServers,
-    SharedLink,
-    feed_arrivals,
-    gamma_arrivals,
-    poisson_arrivals,
-)
+from prfaas_plan.sim.stations import SharedLink, gamma_arrivals, poisson_arrivals
+from tests.sim.stations_ref import FifoServers, feed_arrivals
 
 # ---------------------------------------------------------------- engine
 
