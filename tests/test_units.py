@@ -11,7 +11,7 @@ from prfaas_plan.units import UnitError
 
 
 def test_paper_conversion_701_mib_in_1_84_s_is_3_19_gbps():
-    # PAPER.md Table 5, 32K row: 701.3 MiB / 1.84 s -> 3.19 Gbps (MiB binary, Gbps decimal)
+    # docs/sources.md#table-5, 32K row: 701.3 MiB / 1.84 s -> 3.19 Gbps (MiB binary, Gbps decimal)
     gbps = units.bytes_per_s_to_gbps(units.mib_to_bytes(701.3) / 1.84)
     assert gbps == pytest.approx(3.197, abs=5e-4)
 
