@@ -77,7 +77,7 @@ def _plan_tables(r: SizingResult) -> list[Any]:
         caption += f"\n  TTFT {r.ttft_statistic} at the demand: {num(r.ttft_s, 3)} s <= {r.ttft_bound_s:g} s"
     if not b.offloads:
         caption += "\n  the cheapest plan offloads nothing: PrfaaS does not pay here (see the link-tier table)"
-    return [head, "", table("cheapest plan", ["role / site", "instances", "N_p / N_d", "t (tokens)", "offloaded",
+    return [head, "", table("cheapest plan", ["role / site", "instances", "N_p / N_d", "t tokens", "offloaded %",
                                               "link tier", "GPUs $/h"], rows, caption=caption)]
 
 
@@ -96,7 +96,7 @@ def _baselines(r: SizingResult) -> Any:
         s = saving(b, r.naive)
         rows.append(["naive heterogeneous", _fleet(r.naive), str(r.naive.gpus), _money(r.naive.cost.per_hour),
                      pct(s["fraction"]) if s else "-"])
-    return table("against the baselines, same demand and SLOs", ["plan", "fleet", "GPUs", "$/h", "PrfaaS saves"],
+    return table("against the baselines, same demand and SLOs", ["plan", "fleet", "GPUs", "$/h", "PrfaaS saves %"],
                  rows, caption=notes.caption())
 
 
@@ -116,7 +116,7 @@ def _tiers(r: SizingResult) -> Any:
                      f"{p.cost.per_hour - b.cost.per_hour:+,.2f}", f"{p.gpus} ({p.gpus - b.gpus:+d})", ts,
                      pays, _fleet(p)])
     return table("link versus GPUs: the cheapest plan with every link at one tier",
-                 ["tier, $/h", "plan $/h", "vs best", "GPUs (vs best)", "t", "PrfaaS pays", "fleet"], rows,
+                 ["tier, $/h", "plan $/h", "vs best $/h", "GPUs (vs best)", "t tokens", "PrfaaS pays", "fleet"], rows,
                  caption=notes.caption("  PrfaaS pays: cheaper than the cheapest homogeneous PD fleet"))
 
 
@@ -129,14 +129,14 @@ def _curve(r: SizingResult) -> Any:
                      f"{_money(h.cost.per_hour)} ({h.sites[0].hardware})" if h else "infeasible",
                      pct(saving(p, h)["fraction"]) if p and h else "-"])  # type: ignore[index]
     return table("cost versus demand", ["factor", "demand req/s", "PrfaaS-PD $/h", "offloads",
-                                        "homogeneous $/h", "PrfaaS saves"], rows, caption=notes.caption())
+                                        "homogeneous $/h", "PrfaaS saves %"], rows, caption=notes.caption())
 
 
 def _frontier(r: SizingResult) -> Any:
     notes = _Notes()
-    rows = [[f"{t.bound_s:g} s", _money(t.plan.cost.per_hour) if t.plan else notes(t.why),
+    rows = [[f"{t.bound_s:g}", _money(t.plan.cost.per_hour) if t.plan else notes(t.why),
              "-" if t.plan is None else str(t.plan.gpus), num(t.ttft_s, 3)] for t in r.ttft_frontier]
-    return table(f"cost versus TTFT bound ({r.ttft_statistic})", ["bound", "$/h", "GPUs", "TTFT s"], rows,
+    return table(f"cost versus TTFT bound ({r.ttft_statistic})", ["bound s", "$/h", "GPUs", "TTFT s"], rows,
                  caption=notes.caption())
 
 
