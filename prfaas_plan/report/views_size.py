@@ -10,12 +10,14 @@ from prfaas_plan.report.size_json import saving
 from prfaas_plan.specs.sizing import SizedPlan, SizingResult
 
 
-def emit_size(fmt: str, r: SizingResult, payload: dict[str, Any]) -> None:
+def emit_size(fmt: str, r: SizingResult, payload: dict[str, Any], *, timed: bool = True) -> None:
+    """`size`'s tables; ``timed=False`` leaves out how long the search took (the report: the same
+    inputs give the same page)."""
     rows = [{"site": name, **{k: v for k, v in s.items() if not isinstance(v, dict)},
              "link_tier": s["link"]["tier"], "link_bandwidth_gbps": s["link"]["bandwidth_gbps"],
              "plan_per_hour": payload["best"]["cost"]["per_hour"]}
             for name, s in payload["best"]["sites"].items()]
-    emit(fmt, payload, rows=rows, tables=lambda: _tables(r))
+    emit(fmt, payload, rows=rows, tables=lambda: _tables(r, timed=timed))
 
 
 def _gbps(x: float | None) -> str:
@@ -140,13 +142,14 @@ def _frontier(r: SizingResult) -> Any:
                  caption=notes.caption())
 
 
-def _tables(r: SizingResult) -> list[Any]:
+def _tables(r: SizingResult, *, timed: bool = True) -> list[Any]:
     out = [*_plan_tables(r), _baselines(r), _tiers(r), _curve(r)]
     if r.ttft_frontier:
         out.append(_frontier(r))
     if r.interval is not None:
         out.append(_interval_line(r))
-    out.append(f"weighed {r.candidates:,} (kind, t) candidates per solve in {r.search_s:.3f} s")
+    if timed:
+        out.append(f"weighed {r.candidates:,} (kind, t) candidates per solve in {r.search_s:.3f} s")
     return out
 
 
