@@ -85,7 +85,7 @@ def test_the_first_screen_holds_the_plan_gain_and_cost(seen, name):
     rows = {k["key"]: k for k in screen["keys"]}
     for key in ("t", "split", "lambda", "gain", "cost"):
         assert key in rows, key
-        assert 0 <= rows[key]["top"] and rows[key]["bottom"] <= screen["height"], rows[key]
+        assert rows[key]["top"] >= 0 and rows[key]["bottom"] <= screen["height"], rows[key]
     plan = _json("optimize", name)
     best = plan["best"]
     if name == "paper-case-study":
