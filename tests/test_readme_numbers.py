@@ -412,3 +412,40 @@ def test_the_catalog_counts():
     quoted(f"(two-regions: ${best['price_per_hour']:.0f}/h, ${best['cost_per_million_requests']:,.0f} per 1M requests,"
            f" naive {two['baselines']['naive_heterogeneous']['lambda_max_rps']:.3f} req/s, "
            f"{two['ratios']['prfaas_vs_homogeneous_equal_cost']:.2f}x at equal cost)")
+
+
+def test_the_fleet_study(tmp_path):
+    """The README's study (216 points) and what `study-report` reads off it."""
+    out = tmp_path / "fleet.parquet"
+    res = CliRunner().invoke(app, ["study", str(ROOT / "scenarios" / "studies" / "fleet.yaml"), "-o", str(out),
+                                   "--workers", "2"])
+    assert res.exit_code == 0, res.output
+    d = json.loads(CliRunner().invoke(app, ["study-report", str(out), "--format", "json"]).stdout)
+    assert d["points"] == d["counts"]["ok"] == 216
+    quoted(f"{d['points']} points, each against 12 local-GPU instances of homogeneous PD. "
+           f"All {d['counts']['ok']} plan.")
+    lines = d["breakeven"]
+    h200 = [b for b in lines if b["line"].startswith("prfaas H200")]
+    assert all(b["pays_from_bytes_per_s"] is None for b in h200)
+    quoted(f"({min(b['best_gain'] for b in h200):.2f}-{max(b['best_gain'] for b in h200):.2f}x at best)")
+    words = []
+    for model, name in (("internal-1t", "internal-1t"), ("Qwen3.5-397B-A17B", "Qwen3.5-397B"),
+                        ("MiniMax-M2.5", "MiniMax-M2.5")):
+        b200 = [b for b in lines if b["panel"].startswith(model + ",") and b["line"] == "prfaas B200 · local H200"]
+        start = {units.bytes_per_s_to_gbps(b["pays_from_bytes_per_s"]) for b in b200}
+        assert len(start) == 1  # the same tier for every traffic mix
+        gains = {b["panel"].split(", ")[1]: b["best_gain"] for b in b200}
+        words.append((name, start.pop(), gains))
+    (n1, s1, g1), (n2, s2, g2), (_, s3, g3) = words
+
+    def span(g: dict) -> str:
+        return f"{min(g.values()):.2f}-{max(g.values()):.2f}x"
+
+    quoted(f"{n1} from {s1:.0f} Gbps ({span(g1)}), {n2} from {s2:.0f} Gbps ({span(g2)})",
+           f"only at {s3:.0f} Gbps ({span(g3)})",
+           f"{n1} goes {g1['chat']:.2f}x (chat) -> {g1['paper']:.2f}x (the paper's) -> {g1['long-context']:.2f}x "
+           f"(long context), {n2} {g2['chat']:.2f}x -> {g2['paper']:.2f}x -> {g2['long-context']:.2f}x")
+
+
+def test_the_joint_search_size():
+    quoted(f"({run('optimize', 'two-regions')['search']['evaluations']:,} candidates here")
