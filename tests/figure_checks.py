@@ -65,7 +65,7 @@ def checked_figures() -> Iterator[list[dict[str, Any]]]:
     original = Figure.savefig
 
     def savefig(self: Any, *args: Any, **kwargs: Any) -> Any:
-        title = self._suptitle.get_text() if self._suptitle else (self.axes[0].get_title() if self.axes else "")
+        title = self.get_suptitle() or (self.axes[0].get_title() if self.axes else "")
         seen.append({"title": title, "overlaps": overlapping_ticks(self), "unlabelled": unlabelled_lines(self)})
         return original(self, *args, **kwargs)
 

@@ -172,6 +172,14 @@ def test_every_table_header_names_its_unit(case, regions, traced):
                                                                                     "threshold"]  # it can fail
 
 
+def test_the_docs_the_page_cites_exist(case, regions, traced):
+    from tests.test_doc_links import broken, outside
+
+    for html in (case, regions, traced):
+        assert "docs/model.md#symbols" in html
+        assert broken(html) == [] and outside(html) == []
+
+
 def test_the_page_holds_no_local_path(case, regions, traced):
     for html in (case, regions):
         assert str(ROOT) not in html and "/tmp/" not in html
