@@ -1,6 +1,6 @@
 """SI units inside, and the only conversions to and from the units people write.
 
-Decisions, stated once (see ../shared/docs/PAPER.md and STYLE.md section 6.3):
+Decisions, stated once (docs/design.md#units):
 - sizes: bytes inside; MiB/GiB (binary) shown where the paper shows them; "GB" of HBM
   capacity is decimal (vendors' 141 GB is 141e9 bytes);
 - links: bytes/s inside; Gbps at the edges is decimal, 1 Gbps = 1e9 bit/s = 1.25e8 B/s;

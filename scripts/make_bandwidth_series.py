@@ -2,7 +2,7 @@
 
 Run: .venv/bin/python scripts/make_bandwidth_series.py [--seed 11] [--output FILE]
 
-What it is: the case study's 100 Gbps line (PAPER.md section 4) over one day, one sample every
+What it is: the case study's 100 Gbps line (docs/model.md#the-case-study) over one day, one sample every
 60 s (1,440 rows `time_s,bandwidth`, bandwidth in Gbps, read as `{kind: series, file: ...}`):
 
 - a diurnal swing: the share of the line left to KV is 0.7 - 0.3 cos(2 pi (h - 14) / 24) at hour

@@ -35,6 +35,13 @@ _FIGURES_JS = """return Array.from(document.querySelectorAll('figure')).map(f =>
           width: r.width, height: r.height};
 });"""
 _RESOURCES_JS = "return performance.getEntriesByType('resource').map(e => e.name);"
+# the first screen's headline rows (where they are drawn) and every table header, as a reader sees them
+_SCREEN_JS = """return {height: window.innerHeight,
+  keys: Array.from(document.querySelectorAll('dd[data-key]')).map(e => {
+    const r = e.getBoundingClientRect();
+    return {key: e.dataset.key, text: e.innerText, top: r.top, bottom: r.bottom};
+  }),
+  headers: Array.from(document.querySelectorAll('th')).map(e => e.innerText)};"""
 
 
 def binaries() -> tuple[str, str] | None:
@@ -51,6 +58,7 @@ class Inspection:
     resources: list[str]  # URLs the page fetched besides itself (a self-contained page has none)
     page_height: int
     png: bytes
+    screen: dict  # height of the window, the first screen's rows (key, text, top, bottom), the table headers
 
 
 def inspect(html: Path, *, width: int = 1280, height: int | None = 1000, full_page: bool = False) -> Inspection:
@@ -78,6 +86,7 @@ def inspect(html: Path, *, width: int = 1280, height: int | None = 1000, full_pa
             WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.readyState") == "complete")
             figures = driver.execute_script(_FIGURES_JS)
             resources = driver.execute_script(_RESOURCES_JS)
+            screen = driver.execute_script(_SCREEN_JS)
             page_height = int(driver.execute_script("return document.documentElement.scrollHeight"))
             if full_page:
                 driver.set_window_size(width, page_height)
@@ -85,7 +94,8 @@ def inspect(html: Path, *, width: int = 1280, height: int | None = 1000, full_pa
             console = driver.get_log("browser")
         finally:
             driver.quit()
-    return Inspection(console=console, figures=figures, resources=resources, page_height=page_height, png=png)
+    return Inspection(console=console, figures=figures, resources=resources, page_height=page_height, png=png,
+                      screen=screen)
 
 
 def blank_fraction(png: bytes) -> float:
@@ -108,7 +118,9 @@ def main() -> int:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         html = Path(tmp) / "report.html"
-        subprocess.run([sys.executable, "-m", "prfaas_plan", "report", args.scenario, "-o", str(html)], check=True)
+        # written from inside the folder, so that the page's reproduce line names no local path
+        subprocess.run([sys.executable, "-m", "prfaas_plan", "report", args.scenario, "-o", html.name], check=True,
+                       cwd=tmp)
         seen = inspect(html, height=args.height)
     errors = [m for m in seen.console if m.get("level") == "SEVERE"]
     if errors or seen.resources or any(f["width"] <= 0 or f["height"] <= 0 for f in seen.figures):

@@ -32,7 +32,7 @@ from prfaas_plan.specs.hardware import GpuSpec, InstanceSpec
 from prfaas_plan.specs.model import DType
 
 K = 1024
-H200_SOURCE = "SGLang v0.5.9, PAPER.md Table 3 32K, 2026-12-01"
+H200_SOURCE = "SGLang v0.5.9, docs/sources.md#table-3 32K, 2026-12-01"
 INHERITED = f"stack paper-table3: {H200_SOURCE}"
 runner = CliRunner()
 

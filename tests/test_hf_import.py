@@ -69,7 +69,7 @@ CATALOG_OF = {
     HF / "NVIDIA-Nemotron-3-Nano-30B-A3B-BF16.json": "NVIDIA-Nemotron-3-Nano-30B-A3B",
 }
 
-# published (total, active or None for dense), REFERENCE.md 1.1 and model cards
+# published (total, active or None for dense), docs/sources.md#models and model cards
 PUBLISHED: dict[str, tuple[float, float | None]] = {
     "DeepSeek-V3": (671e9, 37e9),
     "DeepSeek-V3.2": (671e9, 37e9),
@@ -141,7 +141,8 @@ def test_kimi_linear_fixture_matches_catalog() -> None:
 
 
 def test_jamba_fixture_mamba1_state() -> None:
-    # REFERENCE.md 3.1 and 3.3: 4 attention layers 16,384 B/token; 28 Mamba-1 layers 16,056,320 B fp32
+    # docs/sources.md#layouts-the-importer-is-tested-on: 4 attention layers 16,384 B/token; 28 Mamba-1 layers
+    # 16,056,320 B fp32
     m = load_model(str(FIXTURES / "Jamba-1.5-Mini.json"))
     assert footprint_numbers(m) == (16_384, 0, None, 16_056_320)
     assert m.moe is not None and (m.moe.num_dense_layers, m.moe.num_experts) == (16, 16)
@@ -241,7 +242,7 @@ def test_name_from_source() -> None:
     assert import_hf_config(named, source="/models/x/config.json")["name"] == "Kimi-Linear-48B-A3B-Instruct"
 
 
-# layouts not in the shared configs, built from REFERENCE.md facts
+# layouts not in the shared configs, built from docs/sources.md facts
 
 
 def test_gemma3_sliding_window_pattern() -> None:
@@ -252,7 +253,8 @@ def test_gemma3_sliding_window_pattern() -> None:
         "tie_word_embeddings": True}
     data = import_hf_config(config, source="Gemma-3-27B.json")
     m = validate(ModelFile, data, "gemma").to_spec()
-    # REFERENCE.md 3.1 / 3.2: 10 global layers 81,920 B/token; 52 local 425,984 B/token, window 1024
+    # docs/sources.md#layouts-the-importer-is-tested-on: 10 global layers 81,920 B/token; 52 local 425,984 B/token,
+    # window 1024
     assert footprint_numbers(m) == (81_920, 425_984, 1024, 0)
     assert data["params_total"] == pytest.approx(27.0e9, rel=0.01)  # 25.6B non-embedding + 1.4B embedding
 
@@ -266,7 +268,7 @@ def test_qwen2_use_sliding_window() -> None:
 
 
 def test_lightning_from_layer_group_size_matches_ring_catalog() -> None:
-    # a config in the field names REFERENCE.md 1.2 gives for Ring-2.5-1T, with its assumed widths
+    # a config in the field names docs/sources.md#models gives for Ring-2.5-1T, with its assumed widths
     config = {"hidden_size": 8192, "num_attention_heads": 64, "head_dim": 128, "num_hidden_layers": 80,
               "layer_group_size": 8, "kv_lora_rank": 512, "qk_rope_head_dim": 64, "qk_nope_head_dim": 128,
               "v_head_dim": 128, "vocab_size": 157184, "intermediate_size": 18432, "num_experts": 256,

@@ -1,5 +1,6 @@
-"""KV engine on the catalog: hand-computed bytes per token and state (REFERENCE.md 2, 3), S_kv(l)
-against the REFERENCE.md 3.4 table, SWA saturation, constant state, transfer bytes, invariants."""
+"""KV engine on the catalog: hand-computed bytes per token and state (docs/model.md#kv-per-request,
+docs/sources.md#kv-per-token), S_kv(l) against the docs/sources.md#s_kv-per-request table, SWA saturation,
+constant state, transfer bytes, invariants."""
 
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ def catalog_names() -> list[str]:
     return sorted(Catalog.default().entries("models"))
 
 
-# Hand-computed from REFERENCE.md 2 (formulas) and 1.x (dimensions): bf16 KV, fp32 recurrent state,
-# bf16 conv state. (growing KV B/token, SWA B/token, SWA window, constant state B)
+# Hand-computed from docs/model.md#kv-per-request (formulas) and docs/sources.md#models (dimensions): bf16 KV,
+# fp32 recurrent state, bf16 conv state. (growing KV B/token, SWA B/token, SWA window, constant state B)
 HAND = {
     # GQA: layers x kv_heads x (d_k + d_v) x 2 B
     "MiniMax-M2.5": (62 * 8 * (128 + 128) * BF16, 0, None, 0),
@@ -56,7 +57,8 @@ HAND = {
                                        23 * (64 * 64 * 128 * FP32 + (64 * 64 + 2 * 8 * 128) * 3 * BF16)),
 }
 
-# The numbers as the brief and REFERENCE.md 3.1-3.3 print them: the hand formulas must reproduce them.
+# The numbers as docs/sources.md#kv-per-token to #recurrent-state print them: the hand formulas must reproduce
+# them.
 PRINTED = {
     "MiniMax-M2.5": (253_952, 0, 0), "Qwen3-235B-A22B": (192_512, 0, 0), "Llama-3.1-70B": (327_680, 0, 0),
     "Llama-3.1-8B": (131_072, 0, 0), "DeepSeek-V3": (70_272, 0, 0), "DeepSeek-V3.2": (78_324, 0, 0),
@@ -95,7 +97,7 @@ def test_deepseek_v32_fp8_is_fp8_ds_mla_plus_indexer() -> None:
     assert f.kv_bytes_per_token == 48_068
 
 
-# REFERENCE.md 3.3, bf16 recurrent state (conv state bf16 in both columns)
+# docs/sources.md#recurrent-state, bf16 recurrent state (conv state bf16 in both columns)
 BF16_STATE = {
     "Kimi-Linear-48B-A3B": 22_446_080,
     "Qwen3.5-397B-A17B": 97_689_600,
@@ -110,7 +112,7 @@ def test_bf16_state(name: str) -> None:
     assert f.state_bytes == pytest.approx(BF16_STATE[name], rel=EXACT)
 
 
-# REFERENCE.md 3.4: S_kv(l) in MiB at 1K, 8K, 32K, 128K (bf16 KV, fp32 state); printed to 0.1 MiB
+# docs/sources.md#s_kv-per-request: S_kv(l) in MiB at 1K, 8K, 32K, 128K (bf16 KV, fp32 state); printed to 0.1 MiB
 TABLE_3_4 = {
     "MiniMax-M2.5": (248.0, 1984, 7936, 31744),
     "Qwen3-235B-A22B": (188.0, 1504, 6016, 24064),
@@ -198,7 +200,7 @@ def test_ring_hybrid_saving_is_8_times_3_556() -> None:
     assert s.attention_factor == pytest.approx(4096 / 1152, rel=EXACT)
     assert s.attention_factor == pytest.approx(3.556, abs=5e-4)
     assert s.total_factor == pytest.approx(28.4, abs=0.05)
-    # REFERENCE.md 3.1: 80 x 8 x 128 x 2 x 2 B = 327,680 B, 28x the 11,520 B
+    # docs/sources.md#kv-per-token: 80 x 8 x 128 x 2 x 2 B = 327,680 B, 28x the 11,520 B
     assert s.total_factor == pytest.approx(327_680 / 11_520, rel=EXACT)
 
 

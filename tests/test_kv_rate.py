@@ -1,4 +1,4 @@
-"""`kv-rate`: PAPER.md Table 5 and Eq. 2 through the CLI; bad input."""
+"""`kv-rate`: docs/sources.md#table-5 and Eq. 2 through the CLI; bad input."""
 
 import json
 
@@ -21,7 +21,7 @@ def test_table5_internal_1t_on_8xh200():
     d = kv_rate("internal-1t", "--hardware", "H200", "--gpus", "8")
     rows = d["rows"]
     assert [r["length_tokens"] for r in rows] == [1024, 8192, 32768, 131072]
-    # PAPER.md Table 5, Phi_kv in Gbps, within 1%
+    # docs/sources.md#table-5, Phi_kv in Gbps, within 1%
     for row, gbps in zip(rows, (3.61, 3.59, 3.19, 2.62), strict=True):
         assert row["kv_gbps"] == pytest.approx(gbps, rel=0.01)
         assert row["source"] == "measured" and row["kv_source"] == "measured"

@@ -2,7 +2,7 @@
 io.measurements) and the `perf` / `calibrate` commands.
 
 Hand-computed work per layer kind, the distinct-expert expectation, Llama-3.1-70B decode bytes;
-PAPER.md Table 3 (32K Phi_kv, shapes over 1K..128K, 1K floor) with the shipped H200 factors;
+docs/sources.md#table-3 (32K Phi_kv, shapes over 1K..128K, 1K floor) with the shipped H200 factors;
 internal-1t analytic vs its measured Table 5 profile (not fitted); the H20/H200 asymmetry; bad
 measurement CSVs through the CLI. The error tables are in benchmarks/data/README.md.
 """
@@ -34,7 +34,7 @@ from prfaas_plan.specs.model import GqaGroup, LinearGroup, LinearVariant, MlaGro
 EXACT = 1e-12
 K = 1024
 LENGTHS = np.array([1 * K, 8 * K, 32 * K, 128 * K])
-# PAPER.md Table 3, 32K column: Phi_kv in Gbps on one 8xH200 instance
+# docs/sources.md#table-3, 32K column: Phi_kv in Gbps on one 8xH200 instance
 TABLE3_32K = {"Kimi-Linear-48B-A3B": 3.87, "MiMo-V2-Flash": 4.66, "Qwen3.5-397B-A17B": 8.25,
               "Ring-2.5-1T": 2.59, "MiniMax-M2.5": 59.93, "Qwen3-235B-A22B": 33.35}
 DENSE = ("MiniMax-M2.5", "Qwen3-235B-A22B")
@@ -189,7 +189,7 @@ def test_overhead_bound_at_short_lengths():
 def test_analytic_timer_provenance():
     t = prefill_timer(model("MiniMax-M2.5"), inst("H200"))
     assert t.source == Source.ANALYTIC
-    assert t.detail == "H200 efficiency: stack paper-table3: SGLang v0.5.9, PAPER.md Table 3 32K, 2026-12-01"
+    assert t.detail == "H200 efficiency: stack paper-table3: SGLang v0.5.9, docs/sources.md#table-3 32K, 2026-12-01"
     assert t(32 * K) == pytest.approx(float(prefill.prefill_time(model("MiniMax-M2.5"), inst("H200"),
                                                                  32 * K).seconds))
 
@@ -206,7 +206,8 @@ def test_decode_capacity_limits():
 
 
 def test_internal_1t_case_study_decode_on_h20():
-    """PAPER.md 4: BS_max ~= 20 at T_decode = 25 ms, 8xH20, ~27K + 1K context (not fitted; reported)."""
+    """docs/model.md#the-case-study: BS_max ~= 20 at T_decode = 25 ms, 8xH20, ~27K + 1K context (not fitted;
+    reported)."""
     m, i = model("internal-1t"), inst("H20")
     context = 27_486 + 1024
     cap = decode.decode_capacity(m, i, tpot_s=0.025, context=context, output_tokens=1024)
@@ -285,14 +286,14 @@ def test_hybrids_rise_and_flatten(name):
     assert p[0] < p[1] < p[2] and p[2] > 1.5 * p[0]  # rise from 1K to 32K
     assert growth[2] < growth[1]  # the rise slows down
     # ... and flattens at 128K: under 1.6x for 4x the length (Kimi-Linear 1.54x since attention runs
-    # at the bf16 class's factor, 1.46x with one shared factor; PAPER.md gives no 128K number)
+    # at the bf16 class's factor, 1.46x with one shared factor; the paper gives no 128K number)
     assert growth[2] < 1.6
 
 
 @pytest.mark.paper
 @pytest.mark.parametrize("name", TABLE3_32K)
 def test_1k_floor(name):
-    """PAPER.md derived fact: all six models' 1K prefill sit at ~0.35-0.5 s on 8xH200."""
+    """docs/model.md#the-case-study derived fact: all six models' 1K prefill sit at ~0.35-0.5 s on 8xH200."""
     t = float(prefill.prefill_time(model(name), inst("H200"), 1 * K).seconds)
     assert 0.35 <= t <= 0.5
 
@@ -323,7 +324,7 @@ def test_h20_vs_h200_asymmetry():
 
 @pytest.mark.paper
 def test_internal_1t_on_h20_against_table6():
-    """PAPER.md 4: Table 6 implies T_H20(10.2K) ~ 1.83 s and T_H20(27.5K) ~ 4.27 s (not fitted).
+    """docs/model.md#the-case-study: Table 6 implies T_H20(10.2K) ~ 1.83 s and T_H20(27.5K) ~ 4.27 s (not fitted).
 
     With the H200 calibration inherited: +4% and +10% (one compute factor before: -19%, -15%)."""
     t = prefill.prefill_time(model("internal-1t"), inst("H20"), [10_224, 27_486]).seconds

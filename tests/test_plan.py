@@ -1,4 +1,4 @@
-"""`optimize` and `sweep` end to end: PAPER.md Table 6, the link what-if, traces, bad input."""
+"""`optimize` and `sweep` end to end: docs/sources.md#table-6, the link what-if, traces, bad input."""
 
 import json
 

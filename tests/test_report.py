@@ -172,8 +172,10 @@ def test_every_figure_is_an_inline_svg_with_a_caption(case, regions):
 
 
 def test_sections_follow_the_scenario(case, regions):
-    assert case[1].sections == ["scenario", "plan", "latency", "sizing", "robustness", "provenance"]
-    assert regions[1].sections == ["scenario", "plan", "latency", "topology", "sizing", "robustness", "provenance"]
+    assert case[1].sections == ["decision", "scenario", "plan", "latency", "sizing", "robustness", "glossary",
+                                "provenance"]
+    assert regions[1].sections == ["decision", "scenario", "plan", "latency", "topology", "sizing", "robustness",
+                                   "glossary", "provenance"]
     for html, _, _ in (case, regions):
         for sid in re.findall(r'<section id="([^"]+)"', html):
             assert f'href="#{sid}"' in html  # the table of contents links each one

@@ -14,8 +14,10 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
+from prfaas_plan import units
 from prfaas_plan.cli import app
 from tests.conftest import ROOT
+from tests.report_units import without_units
 
 pytestmark = pytest.mark.slow  # a browser launch
 
@@ -65,6 +67,45 @@ def test_the_screenshot_is_not_blank(seen, name):
     assert s.png[:8] == b"\x89PNG\r\n\x1a\n"
     assert shot.blank_fraction(s.png) < 0.97  # a blank page is 1.0; a page of text and figures far below
     assert s.page_height > 3000  # every section, not a stub
+
+
+def _json(*args: str) -> dict:
+    import json
+
+    res = CliRunner().invoke(app, [*args, "--format", "json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+@pytest.mark.parametrize("name", ["paper-case-study", "two-regions"])
+def test_the_first_screen_holds_the_plan_gain_and_cost(seen, name):
+    """Before any evidence, in the first 1000 px a reader sees: t, the split, Lambda_max, the gain
+    over homogeneous PD and the cost, as optimize computes them."""
+    screen = seen[name].screen
+    rows = {k["key"]: k for k in screen["keys"]}
+    for key in ("t", "split", "lambda", "gain", "cost"):
+        assert key in rows, key
+        assert rows[key]["top"] >= 0 and rows[key]["bottom"] <= screen["height"], rows[key]
+    plan = _json("optimize", name)
+    best = plan["best"]
+    if name == "paper-case-study":
+        assert rows["t"]["text"].startswith(f"{units.format_threshold(best['threshold_tokens'])} tokens")
+        assert rows["split"]["text"].startswith(f"{best['n_prfaas']} / {best['n_p']} / {best['n_d']}")
+    else:
+        for site, s in best["sites"].items():
+            if s["role"] == "pd":
+                assert f"{site} {units.format_threshold(s['threshold_tokens'])} tokens" in rows["t"]["text"]
+                assert f"{site} N_p / N_d {s['n_p']} / {s['n_d']}" in rows["split"]["text"]
+    assert rows["lambda"]["text"].startswith(f"{best['lambda_max_rps']:.3f} req/s")
+    assert rows["gain"]["text"].startswith(f"{plan['ratios']['prfaas_vs_homogeneous']:.2f}x homogeneous PD")
+    assert rows["cost"]["text"].startswith(f"${best['cost_per_million_requests']:,.0f} per 1M requests")
+
+
+@pytest.mark.parametrize("name", ["paper-case-study", "two-regions"])
+def test_every_table_header_carries_a_unit_or_is_unitless_by_name(seen, name):
+    headers = seen[name].screen["headers"]
+    assert len(headers) > 100
+    assert without_units(headers) == []
 
 
 def test_a_blank_page_is_seen_as_blank(tmp_path):

@@ -30,8 +30,11 @@ def _sizing_text(tmp_path, *args: str) -> tuple[list[str], str]:
 @pytest.mark.slow
 def test_no_sizing_section_says_so(tmp_path):
     sections, text = _sizing_text(tmp_path, "qwen35-b200-h200")
-    assert sections == ["scenario", "plan", "latency", "sizing", "robustness", "provenance"]
+    assert sections == ["decision", "scenario", "plan", "latency", "sizing", "robustness", "glossary", "provenance"]
     assert "The cheapest fleet ( prfaas-plan size ) is left out: the scenario has no sizing: section" in text
+    html = (tmp_path / "r.html").read_text()
+    buy = re.search(r'<dd data-key="buy">(.*?)</dd>', html, re.S).group(1)
+    assert buy.startswith("not sized here: the scenario has no sizing: section")  # the first screen says so too
 
 
 @pytest.mark.slow
@@ -40,6 +43,9 @@ def test_an_infeasible_sizing_says_why_in_the_page(tmp_path):
     assert ("The cheapest fleet ( prfaas-plan size ) is left out: no plan meets the constraints: prefill service: "
             "no candidate holds the model (1xH200 cannot hold internal-1t") in text
     assert "size: size:" not in text
+    buy = re.search(r'<dd data-key="buy">(.*?)</dd>', (tmp_path / "r.html").read_text(), re.S).group(1)
+    assert buy.startswith("not sized here: The cheapest fleet (<code>prfaas-plan size</code>) is left out: no plan "
+                          "meets the constraints: prefill service: no candidate holds the model")
 
 
 @pytest.mark.parametrize(("exc", "given", "note"), [

@@ -59,7 +59,7 @@ def test_case_study_grid_and_patched_once(case, monkeypatch):
     es = case.sites["local"]
     assert [e.bandwidth_bytes_per_s for e in es] == [0.625e9] * 3 + [12.5e9] * 3
     assert [e.scale for e in es] == [0.05] * 3 + [1.0] * 3
-    assert es[3].n_p == 3 and es[3].n_d == 5 and es[3].n_prfaas == 4  # PAPER.md's 4 / 3 / 5 at 100 Gbps
+    assert es[3].n_p == 3 and es[3].n_d == 5 and es[3].n_prfaas == 4  # the paper's 4 / 3 / 5 at 100 Gbps
     assert es[0].n_p == 5 and es[0].n_d == 3  # the README's sweep: 4/5/3 below ~5 Gbps
     calls = []
     real = th.load_scenario

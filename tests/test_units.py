@@ -16,7 +16,7 @@ def format_bandwidth(bytes_per_s: float, digits: int = 12) -> str:
 
 
 def test_paper_conversion_701_mib_in_1_84_s_is_3_19_gbps():
-    # PAPER.md Table 5, 32K row: 701.3 MiB / 1.84 s -> 3.19 Gbps (MiB binary, Gbps decimal)
+    # docs/sources.md#table-5, 32K row: 701.3 MiB / 1.84 s -> 3.19 Gbps (MiB binary, Gbps decimal)
     gbps = units.bytes_per_s_to_gbps(units.mib_to_bytes(701.3) / 1.84)
     assert gbps == pytest.approx(3.197, abs=5e-4)
 

@@ -136,7 +136,8 @@ def calibrate(csv_path: str, *, hardware: str, gpus: int, catalog: Catalog, hold
     from prfaas_plan.core import calibrate as cal  # here: only calibrate fits (optimize imports gpu_lookup)
     from prfaas_plan.io.measurements import overlay_mapping, overlay_yaml, read_measurements
 
-    # an overlay is the plain roofline (PAPER.md Table 3's form): fitted from the paper profile's factors,
+    # an overlay is the plain roofline (the paper's Table 3 form, docs/sources.md#table-3): fitted from the
+    # paper profile's factors,
     # with none of a fitted profile's further terms (GEMM size, GPU generation, floors)
     inst = instance(hardware, gpus, catalog, stack_of(PAPER_STACK, catalog))
     rows = read_measurements(csv_path, lambda name: load_model(name, catalog))

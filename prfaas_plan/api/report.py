@@ -147,6 +147,8 @@ def report(ref: str | None, catalog: Any, *, overrides: list[str] | None = None,
         except (SpecError, InfeasibleError) as exc:
             notes.setdefault("sizing", []).append(left_out("The cheapest fleet (`prfaas-plan size`)", exc, overrides))
     if trace is not None:
+        out["trace_stats"] = _trace_stats(trace, clock, notes)
+        hook("trace", out["trace_stats"])
         notes.setdefault("robustness", []).append("The link robustness (`prfaas-plan degrade`) is left out: degrade "
                                                   "takes no --trace")
     else:
@@ -155,6 +157,12 @@ def report(ref: str | None, catalog: Any, *, overrides: list[str] | None = None,
         except (SpecError, InfeasibleError) as exc:
             notes.setdefault("robustness", []).append(left_out("The link robustness (`prfaas-plan degrade`)", exc,
                                                                overrides))
+    from prfaas_plan.api import report_facts as facts
+
+    sized = out.get("sizing")
+    out |= {"scenario_file": facts.shown_path(sc.path), "inputs": clock("inputs", facts.inputs, sc, catalog, sized),
+            "selective": clock("selective plan", facts.selective, sc, sized),
+            "prefill_costs": clock("prefill costs", facts.prefill_costs, sc) if sized is not None else ()}
     return ReportData(scenario=sc, command=command, version=__version__, overrides=tuple(overrides),
                       trace=_trace_text(trace),
                       plan=plan.result, plan_payload=plan.payload, figure5=fig5, sweeps=tuple(sweeps),
@@ -239,6 +247,24 @@ def _simulate(sc: ScenarioSpec, clock: _Clock, notes: dict[str, list[str]]) -> d
     typed = run if sc.multi_site else run.result
     requests = typed.requests if sc.workload.trace is None else None  # None: the whole trace
     return {"simulation": run, "simulation_payload": payload, "simulation_requests": requests}
+
+
+def _trace_stats(trace: Any, clock: _Clock, notes: dict[str, list[str]]) -> Any:
+    """`trace stats` of the --trace file, with the hit-rate curve its figure draws; None (and a note)
+    where it cannot be read on its own (a trace the scenario names, not --trace)."""
+    from prfaas_plan.api.trace_stats import trace_stats
+
+    file = trace if isinstance(trace, str) else trace.file
+    if file is None:
+        notes.setdefault("trace", []).append("`prfaas-plan trace stats` is left out: the trace is the scenario's own")
+        return None
+    fmt = None if isinstance(trace, str) else trace.format
+    model_filter = None if isinstance(trace, str) else trace.model_filter
+    try:
+        return clock("trace stats", trace_stats, file, trace_format=fmt, model_filter=model_filter, curve=True)
+    except SpecError as exc:
+        notes.setdefault("trace", []).append(left_out("`prfaas-plan trace stats`", exc, ()))
+        return None
 
 
 def _trace_text(trace: Any) -> str | None:

@@ -18,7 +18,7 @@ from prfaas_plan.core import sizing as ks
 from prfaas_plan.specs.sizing import Cost, LinkTier, Option, SizedPlan, SizedSite
 
 PRFAAS, HOMOGENEOUS, NAIVE = "prfaas", "homogeneous", "naive"
-ALL, NONE, OFFLOAD_ALL = "all", "none", "offload-all"
+ALL, NONE, OFFLOAD_ALL, SELECTIVE = "all", "none", "offload-all", "selective"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -28,7 +28,7 @@ class Variant:
     kind: str
     prefill: tuple[Option, ...]  # empty: no prefill service
     local: tuple[Option, ...]
-    columns: str  # ALL, NONE (nothing offloaded), OFFLOAD_ALL
+    columns: str  # ALL, NONE (nothing offloaded), OFFLOAD_ALL, SELECTIVE (some offloaded, some not)
     tiers: tuple[int, ...]  # indices into the spec's tiers
     max_prfaas: int
     max_local: int
@@ -39,6 +39,8 @@ def _columns(law: SiteLaws, which: str) -> np.ndarray:
         return np.array([law.none_column])
     if which == OFFLOAD_ALL:
         return np.array([law.all_column])
+    if which == SELECTIVE:
+        return np.flatnonzero((law.p > 0) & (law.p < 1))
     return np.arange(len(law.t))
 
 

@@ -55,11 +55,14 @@ def report(
                                            "load 0.8, 20,000 requests a system); off by default")] = False,
     catalog: CatalogOpt = None,
 ) -> None:
-    """One self-contained HTML file for a design review: the scenario, the plan with Figure 5 and a
-    link sweep, TTFT, sizing, link robustness and where every input comes from.
+    """One self-contained HTML file for a design review: first the decision (the plan, its gains,
+    cost, what binds, what to buy, the link's risk), then the evidence: the scenario, the plan with
+    Figure 5 and a link sweep, TTFT, the trace (with --trace), sizing, link robustness, a glossary
+    and where every input comes from.
 
-    The tables are those of optimize, sweep, latency, size, degrade, model show and kv-rate; the
-    file fetches nothing (figures inline as SVG), so it can be mailed as it is.
+    The tables are those of optimize, sweep, latency, trace stats, size, degrade, model show and
+    kv-rate; the file fetches nothing (figures inline as SVG), so it can be mailed as it is. The
+    same inputs give the same bytes (write it with a relative -o to keep local paths out).
 
     Example: prfaas-plan report -o report.html
     """

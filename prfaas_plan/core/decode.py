@@ -16,9 +16,9 @@ for a batch of B requests, each generating one token at context c, on an instanc
   high TP cannot hide; per MoE layer, the stack's cost and its cost per routed expert for one
   token's top-k (the public decode steps are at batch 1; the cost is held over the batch).
 
-BS_max (DESIGN.md "Decode") = the largest B with T_step(B, c) <= TPOT SLO and
+BS_max (docs/model.md#decode) = the largest B with T_step(B, c) <= TPOT SLO and
 B x S_kv(c_max) <= HBM x G x memory_fraction - weights. Theta_pd-d of one instance is
-BS_max / (T_step x L_out) requests/s (PAPER.md Eq. 5).
+BS_max / (T_step x L_out) requests/s (Eq. 5, docs/model.md#throughput-model).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""KVCache sizes: S_kv(l) and the bytes that must cross a link (PAPER.md Eq. 1, REFERENCE.md 2).
+"""KVCache sizes: S_kv(l) and the bytes that must cross a link (Eq. 1; docs/model.md#kv-per-request,
+docs/model.md#kv-throughput-and-egress).
 
 S_kv(l) = kv_bytes_per_token x l + sum over SWA groups of swa_bytes_per_token x min(l, window)
           + constant recurrent state.
@@ -25,7 +26,7 @@ from prfaas_plan.specs.model import (
 )
 
 # DeepSeek's fp8 MLA layout and the DSA indexer keys: fp8 values plus one fp32 scale per
-# 128 elements (REFERENCE.md 1.5, vLLM FlashMLASparseBackend, SGLang, TRT-LLM).
+# 128 elements (docs/sources.md#kv-dtypes, vLLM FlashMLASparseBackend, SGLang, TRT-LLM).
 _FP8_SCALE_BLOCK = 128
 _FP32_BYTES = 4
 
@@ -99,7 +100,7 @@ class KvFootprint:
         """Bytes that cross the link for a request of total length l with a cached prefix.
 
         Full-attention KV of the uncached part only (the prefix is at the receiver already),
-        the whole SWA window and the final recurrent state (request-level, PAPER.md 2).
+        the whole SWA window and the final recurrent state (request-level, docs/model.md#the-prfaas-architecture).
         """
         length = np.asarray(lengths, dtype=np.float64)
         cached = np.minimum(np.asarray(cached_prefix, dtype=np.float64), length)
@@ -124,7 +125,8 @@ def footprint(model: ModelSpec, *, kv_dtype: DType | None = None, state_dtype: D
 
 def s_kv(model: ModelSpec, lengths: ArrayLike, *, kv_dtype: DType | None = None,
          state_dtype: DType | None = None) -> NDArray[np.float64] | float:
-    """S_kv(l), PAPER.md Eq. 1: bytes of KVCache (all layers, incl. constant state) at length l."""
+    """S_kv(l) of Eq. 1 (docs/model.md#kv-per-request): bytes of KVCache (all layers, incl. constant state)
+    at length l."""
     return footprint(model, kv_dtype=kv_dtype, state_dtype=state_dtype).s_kv(lengths)
 
 

@@ -1,4 +1,4 @@
-"""Analytic TTFT per path and overall (DESIGN.md "Latency").
+"""Analytic TTFT per path and overall (docs/model.md#latency-and-queueing).
 
 TTFT = prefill queueing wait + T_prefill + exposed KV transfer + RTT + decode admission wait.
 

@@ -1,6 +1,6 @@
 """Analytic prefill time T_prefill(l, cached_prefix) of any model on one instance.
 
-A roofline with fixed costs (DESIGN.md "The models inside", PAPER.md Eq. 1):
+A roofline with fixed costs (docs/model.md#time-model, Eq. 1, docs/model.md#kv-throughput-and-egress):
 
     T_prefill(l, p) = overhead + max(compute, memory) + activations + comm
 

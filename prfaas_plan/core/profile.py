@@ -1,4 +1,4 @@
-"""Measured prefill profiles (PAPER.md Table 5) as functions of length.
+"""Measured prefill profiles (docs/sources.md#table-5) as functions of length.
 
 Interpolation, stated so a user can judge it: T_prefill(l) is the least-squares fit
 a + b*l + c*l^2 (fixed overhead + linear GEMM/state work + quadratic attention, the shape the

@@ -1,4 +1,4 @@
-"""The PrfaaS throughput model, PAPER.md Eqs. 3-6, vectorised over the threshold t.
+"""The PrfaaS throughput model, the paper's Eqs. 3-6 (docs/model.md#throughput-model), vectorised over the threshold t.
 
     Theta_prfaas = min( N_prfaas / T_prfaas(l_long), B_out / S_kv(l_long) )      (Eq. 3)
     Theta_pd-p   = N_p / T_local(l_short)                                         (Eq. 4)

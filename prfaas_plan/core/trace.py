@@ -3,7 +3,7 @@
 A trace request carries its arrival time, input and output lengths (tokens) and the hash ids of
 its prefix blocks (``block_tokens`` = 512 tokens each): two requests whose leading hash ids agree
 share that prefix, whose KV a prefix cache can reuse. ``replay_prefix_cache`` turns a trace into
-the uncached input lengths L that PAPER.md section 3 routes by threshold
+the uncached input lengths L that docs/model.md#routing-by-threshold routes by threshold
 (``CacheReplay.uncached_distribution()`` is an ``Empirical`` distribution of them).
 """
 

@@ -1,7 +1,7 @@
 """What a forward pass does, from the architecture alone: GEMM parameters per token (mixers, dense
 and shared FFN, routed experts), the experts a batch of tokens touches, the collectives of a
-tensor/expert-parallel instance and the attention FLOPs of each layer kind (DESIGN.md "The models
-inside"). No efficiency, no GPU: ``core.prefill`` and ``core.decode`` turn these into times.
+tensor/expert-parallel instance and the attention FLOPs of each layer kind (docs/model.md#time-model).
+No efficiency, no GPU: ``core.prefill`` and ``core.decode`` turn these into times.
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ def expected_distinct_experts(num_experts: int, top_k: int, picks: ArrayLike) ->
     Notes
     -----
     E = n (1 - (1 - k/n)^B): one token misses a given expert with probability 1 - k/n, B
-    independent tokens with (1 - k/n)^B (DESIGN.md "Decode").
+    independent tokens with (1 - k/n)^B (docs/model.md#decode).
 
     Examples
     --------

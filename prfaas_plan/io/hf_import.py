@@ -10,7 +10,7 @@ raises ``SpecError("cannot interpret ...")`` naming the field; nothing is guesse
 documented conventions that are applied (MHA when ``num_key_value_heads`` is absent, head_dim =
 hidden / heads) are written to ``notes``.
 
-Parameter counts are computed from the architecture (REFERENCE.md 1.1 totals within 5%, see
+Parameter counts are computed from the architecture (docs/sources.md#models totals within 5%, see
 tests/test_hf_import.py): embeddings, lm_head unless tied, attention / linear-attention / Mamba
 projections, dense MLPs and experts; norms, biases and the tiny gate vectors are left out (< 0.1%).
 ``params_active`` counts the weights one token multiplies by (so prefill FLOPs = 2 x active x l):

@@ -194,7 +194,8 @@ class SiteLink(Link):
 
 
 class Control(Strict):
-    """The scheduler's control loops in the simulator (PAPER.md 2, dual-timescale scheduling)."""
+    """The scheduler's control loops in the simulator (the dual-timescale scheduling of
+    docs/model.md#the-prfaas-architecture)."""
 
     max_link_utilization: Annotated[float, Field(gt=0, le=1)] | None = None  # short term; None: off
     window: PositiveFloat = 5.0  # sliding window of the link utilisation, s

@@ -32,7 +32,7 @@ def _draw(draw: Callable[..., None], args: tuple[Any, ...]) -> str:
 
 def job(name: str, value: Any) -> tuple[str, Callable[..., None], tuple[Any, ...]] | None:
     """(key, draw function, its arguments) of the figure a result gets; None: it gets none here."""
-    from prfaas_plan.report import plots, plots_report, plots_size
+    from prfaas_plan.report import plots, plots_report, plots_size, plots_trace
 
     if name == "figure5" and value is not None:
         return "figure5", plots.figure5, (value,)
@@ -42,6 +42,8 @@ def job(name: str, value: Any) -> tuple[str, Callable[..., None], tuple[Any, ...
         return "cdf", plots_report.ttft_cdf_figure, (value,)
     if name == "sizing" and value is not None:
         return "sizing", plots_size.size_figure, (value,)
+    if name == "trace" and value is not None:
+        return "trace", plots_trace.trace_figure, (value,)
     return None
 
 

@@ -42,7 +42,7 @@ def glance(d: ReportData) -> list[Table]:
     assert topo is not None
     slo = f"TPOT <= {_ms(sc.tpot_slo_s)} ms ({sc.decode_tokens_per_s:g} tokens/s)"
     slo += (f"; {sc.ttft_statistic} TTFT <= {sc.ttft_slo_s:g} s" if sc.ttft_slo_s is not None else "; no TTFT SLO")
-    rows = [["scenario", sc.name], ["described as", sc.source or "-"], ["file", sc.path or "-"],
+    rows = [["scenario", sc.name], ["described as", sc.source or "-"], ["file", d.scenario_file],
             ["model", sc.model.name], ["method", sc.search.method],
             ["threshold search", f"{num(sc.search.threshold_min, 0)} .. {num(sc.search.threshold_max, 0)} tokens, "
              f"step {num(sc.search.threshold_step, 0)}"
@@ -84,8 +84,8 @@ def glance(d: ReportData) -> list[Table]:
                 f"{rp.arrival_scv:.2f} inside them)"))
         work.append([s.name, "trace" if wl.trace is not None else _lengths(wl), num(wl.lengths.mean, 0),
                      num(wl.input_total_mean, 0), num(wl.output_tokens, 0), pct(wl.prefix_hit_rate), arrivals])
-    out.append(table("Workload", ["site", "input lengths (tokens)", "mean uncached input", "mean input",
-                                  "output tokens", "prefix hit rate", "arrivals"], work,
+    out.append(table("Workload", ["site", "input lengths (tokens)", "mean uncached input tokens",
+                                  "mean input tokens", "output tokens", "prefix hit rate %", "arrivals"], work,
                      caption="1K = 1024 tokens; the uncached length is what is prefilled (and routed by t)."))
     return out
 
@@ -95,15 +95,11 @@ def provenance(d: ReportData) -> list[Table]:
     sc = d.scenario
     topo = sc.topology
     assert topo is not None
-    rows = [["scenario file", sc.path or "-"], ["scenario source", sc.source or "-"],
+    rows = [["scenario file", d.scenario_file], ["scenario source", sc.source or "-"],
             ["overrides (--set)", "\n".join(d.overrides) or "none"], ["trace (--trace)", d.trace or "none"],
             ["model", f"{sc.model.name}: {sc.model.source}"]]
-    seen: set[str] = set()
-    for s in (topo.prefill, *topo.sites):
-        gpu = s.cluster.instance.gpu
-        if gpu.name in seen:
-            continue
-        seen.add(gpu.name)
+    gpus = {g.name: g for s in (topo.prefill, *topo.sites) for g in (s.cluster.instance.gpu,)}
+    for gpu in gpus.values():
         rows.append([f"GPU {gpu.name} datasheet", gpu.source or "-"])
         rows.append([f"GPU {gpu.name} efficiency", gpu.efficiency.source if gpu.efficiency else "default"])
     for k, v in d.plan.sources.items():
@@ -119,4 +115,9 @@ def provenance(d: ReportData) -> list[Table]:
         rows.append(["simulation", f"discrete-event, simulate's defaults: load 0.8, {n}, seed 0"])
     rows.append(["prfaas-plan version", d.version])
     rows.append(["reproduce with", d.command])
-    return [table("Provenance", ["input", "source"], rows)]
+    files = [[f.kind, f.name, f.file, f.source, f.used_for] for f in d.inputs]
+    return [table("Provenance", ["input", "source"], rows),
+            table("Catalog entries used: every GPU, model, serving-stack profile and measured profile",
+                  ["kind", "name", "file", "source", "used for"], files,
+                  caption="A bundled file is named by its catalog path; `prfaas-plan hardware`, `models` and `stacks` "
+                          "list the catalog.")]

@@ -56,6 +56,36 @@ def to_svg(draw: Callable[..., None], *args: Any) -> str:
 _BELOW = {"fontsize": 8, "loc": "upper center", "bbox_to_anchor": (0.5, -0.2), "ncol": 2, "frameon": False}
 
 
+def money_text(x: float) -> str:
+    """Dollars as money: "$1,234", "$12.50" under $100."""
+    return f"${x:,.0f}" if abs(x) >= 100 else f"${x:,.2f}"
+
+
+def money_axis(axis: Any, *, log: bool = False) -> None:
+    """Tick labels of a cost axis as money ("$1,000", not 1e3); on a log axis at 1, 2 and 5 of each
+    decade, with no minor labels (they crowd the major ones)."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    if log:
+        axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        axis.set_minor_formatter(NullFormatter())
+    axis.set_major_formatter(FuncFormatter(lambda v, _: money_text(v)))
+
+
+def value_ticks(axis: Any, values: list[float]) -> None:
+    """Ticks at ``values`` themselves (a log axis of a few points: demands, link tiers), plainly
+    written ("1.5", "100"), with no minor labels; values closer than 1.25x on the axis are thinned."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
+    kept: list[float] = []
+    for v in sorted({float(v) for v in values if v > 0}):
+        if not kept or v / kept[-1] >= 1.25:
+            kept.append(v)
+    axis.set_major_locator(FixedLocator(kept))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.4g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def figure5(f: Figure5, path: Path | BinaryIO) -> None:
     """(a) Lambda vs N_p (N_d = total - N_p) at the best t; (b) the two prefill bounds vs t.
 
@@ -66,7 +96,7 @@ def figure5(f: Figure5, path: Path | BinaryIO) -> None:
     ax1.plot(a.n_p, a.prefill_rps, "o-", label="prefill bound (min of PrfaaS/p, PD-P/(1-p))")
     ax1.plot(a.n_p, a.decode_rps, "s-", label="decode bound Theta_pd-d")
     ax1.plot(a.n_p, a.lambda_max_rps, "k--", lw=2, label="Lambda_max")
-    ax1.axvline(f.n_p, color="grey", ls=":")
+    ax1.axvline(f.n_p, color="grey", ls=":", label=f"the best split, N_p = {f.n_p}")
     ax1.set_xlabel(f"N_p (N_d = {f.local_instances} - N_p)")
     ax1.set_ylabel("arrival rate bound (req/s)")
     ax1.set_title(f"(a) t = {units.tokens_to_k(f.threshold_tokens):.1f}K")

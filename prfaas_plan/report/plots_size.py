@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from prfaas_plan import units
-from prfaas_plan.report.plots import _pyplot, _save
+from prfaas_plan.report.plots import _pyplot, _save, money_axis, value_ticks
 from prfaas_plan.specs.sizing import SizingResult
 
 
@@ -21,6 +21,8 @@ def size_figure(r: SizingResult, path: Path | BinaryIO) -> None:
     a.axvline(r.demand_rps, color="grey", lw=0.8, ls=":", label=f"demand {r.demand_rps:g} req/s")
     a.set_xscale("log")
     a.set_yscale("log")
+    value_ticks(a.xaxis, [d.demand_rps for d in r.demand_curve])
+    money_axis(a.yaxis, log=True)
     a.set_xlabel("demand (req/s)")
     a.set_ylabel("cost ($/h)")
     a.set_title("cost versus demand")
@@ -39,8 +41,10 @@ def size_figure(r: SizingResult, path: Path | BinaryIO) -> None:
         if h is not None:
             b.axhline(h.cost.per_hour, color="C1", ls="--", label=f"homogeneous {h.sites[0].hardware}")
         b.set_xscale("log")
+        value_ticks(b.xaxis, [units.bytes_per_s_to_gbps(t.bandwidth_bytes_per_s) for t in tiers])
         b.set_xlabel("link tier (Gbps)")
         b.set_title("link versus GPUs")
+    money_axis(b.yaxis)
     b.set_ylabel("cost ($/h)")
     b.legend(fontsize=8)
     fig.tight_layout()

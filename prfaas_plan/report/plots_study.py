@@ -26,7 +26,7 @@ def gain_figure(f: StudyFigures, path: Path | BinaryIO) -> None:
             for s in panel.series:
                 (line,) = ax.plot([units.bytes_per_s_to_gbps(x) for x in s.x], s.y, "o-", ms=3, label=s.label)
                 handles.setdefault(s.label, line)
-            ax.axhline(1.0, color="grey", ls="--", lw=1)
+            ax.axhline(1.0, color="grey", ls="--", lw=1, label="homogeneous PD (1x)")
             ax.set_xscale("log")
             ax.set_title(panel.title, fontsize=9)
             if i == nr - 1:
@@ -69,15 +69,16 @@ def breakeven_figure(f: StudyFigures, path: Path | BinaryIO) -> None:
     fig, ax = plt.subplots(figsize=(7.5, 0.28 * len(items) + 1.4))
     xs = sorted({units.bytes_per_s_to_gbps(x) for s in f.gain for p in s for se in p.series for x in se.x})
     right = xs[-1] * 2.0 if xs else 1.0
-    for k, b in enumerate(items):
+    for k, b in enumerate(items):  # each point labelled as its row's tick names it
+        name = f"{b.panel} · {b.label}"
         if b.from_bytes_per_s is None:
-            ax.plot([right], [k], "x", color="tab:red")
+            ax.plot([right], [k], "x", color="tab:red", label=name)
         else:
             ax.plot([units.bytes_per_s_to_gbps(b.from_bytes_per_s)], [k], "o",
-                    color="tab:green" if not b.always else "tab:blue")
-    ax.plot([], [], "o", color="tab:green", label="pays from this bandwidth")
-    ax.plot([], [], "o", color="tab:blue", label="pays at every bandwidth studied")
-    ax.plot([], [], "x", color="tab:red", label="never pays within the study")
+                    color="tab:green" if not b.always else "tab:blue", label=name)
+    keys = [ax.plot([], [], "o", color="tab:green", label="pays from this bandwidth")[0],
+            ax.plot([], [], "o", color="tab:blue", label="pays at every bandwidth studied")[0],
+            ax.plot([], [], "x", color="tab:red", label="never pays within the study")[0]]
     ax.set_yticks(range(len(items)), [f"{b.panel} · {b.label}" for b in items], fontsize=7)
     ax.invert_yaxis()
     ax.set_xscale("log")
@@ -88,7 +89,7 @@ def breakeven_figure(f: StudyFigures, path: Path | BinaryIO) -> None:
     ax.set_xlabel(f"{f.x_key} (Gbps)")
     ax.grid(axis="x", alpha=0.3)
     below = -0.9 / fig.get_size_inches()[1]
-    ax.legend(ncol=3, fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, below))
+    ax.legend(handles=keys, ncol=3, fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, below))
     fig.tight_layout()
     _save(fig, path)
     plt.close(fig)

@@ -38,6 +38,34 @@ class Sweep:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class InputFile:
+    """A catalog entry the page rests on: what it is, the file it was read from (a bundled file by
+    its catalog path), the public source it names, and what the page uses it for."""
+
+    kind: str  # model, GPU, serving stack, measured profile
+    name: str
+    file: str
+    source: str
+    used_for: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PrefillCost:
+    """One prefill on an instance kind the sizing may buy: the mean prefill time of the workload's
+    requests there (``role``: as the prefill service, every request; as a PD site, every request
+    kept local) and the instance's price."""
+
+    role: str
+    instance: str  # e.g. 8xH200
+    price_per_instance_hour: float
+    seconds: float
+
+    @property
+    def dollars(self) -> float:
+        return self.price_per_instance_hour * self.seconds / 3600.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ReportData:
     """Everything one report shows. ``None``: the scenario lacks the feature (no ``sizing:``
     section) or it was not asked for (``--simulate``); ``notes`` say what was left out and why."""
@@ -63,5 +91,10 @@ class ReportData:
     sizing: Any = None  # specs.sizing.SizingResult
     sizing_payload: dict[str, Any] | None = None
     degrade: Any = None  # specs.degrade.DegradeResult
+    scenario_file: str = "-"  # the scenario's file as the page names it (a bundled one by its catalog path)
+    inputs: tuple[InputFile, ...] = ()  # every catalog entry used, with its file and source
+    selective: Any = None  # specs.sizing.SizedPlan: the cheapest plan splitting the traffic, when the cheapest does not
+    prefill_costs: tuple[PrefillCost, ...] = ()  # one prefill on each kind the sizing may buy
+    trace_stats: Any = None  # specs.trace_stats.TraceStats of --trace
     notes: dict[str, list[str]] = field(default_factory=dict)  # section id -> what was left out, and why
     timings_s: dict[str, float] = field(default_factory=dict)  # wall time of each computation

@@ -57,13 +57,13 @@ def emit_model(fmt: str, r: dict[str, Any]) -> None:
         state = f", state {r['state_dtype']}" if r["state_bytes"] else ""
         out = [table(f"{r['name']}: {count(r['params_total'])} params, {count(r['params_active'])} active; "
                      f"KV {r['kv_dtype']}{state}",
-                     ["layers", "kind", "KV B/token", "window", "state MiB"],
+                     ["layers", "kind", "KV B/token", "window tokens", "state MiB"],
                      [[g["count"], g["kind"] + (f" ({g['variant']})" if g.get("variant") else ""),
                        num(g["kv_bytes_per_token"], 0), g.get("sliding_window") or "-",
                        _mib(g["state_bytes"]) if g["state_bytes"] else "-"] for g in r["layers"]],
                      caption=r["source"])]
         out.append(table("S_kv(l) per request (MiB = 2^20 B; 1K = 1024 tokens)",
-                         ["length", "S_kv MiB"],
+                         ["length tokens", "S_kv MiB"],
                          [[units.format_length(s["length_tokens"]), _mib(s["kv_bytes"])] for s in r["s_kv"]]))
         wf, ctx = r.get("weight_format"), r.get("max_position_embeddings")
         out.append(textwrap.fill(f"Weights: {units.bytes_to_gib(r['weights_bytes']):,.1f} GiB, "
@@ -111,7 +111,7 @@ def emit_kv_rate(fmt: str, r: dict[str, Any]) -> None:
     has_egress = r["instances"] is not None
 
     def tables():
-        cols = ["length", "S_kv MiB", "T_prefill s", "P10-P90 s", "Phi_kv Gbps", "P10-P90 Gbps", "time from"]
+        cols = ["length tokens", "S_kv MiB", "T_prefill s", "P10-P90 s", "Phi_kv Gbps", "P10-P90 Gbps", "time from"]
         if has_egress:
             cols.append(f"egress x{r['instances']} Gbps")
         rows = []

@@ -84,7 +84,7 @@ def _capacity(lk: LinkDegrade) -> Any:
             for lv in lk.levels]
     title = (f"Link {lk.link} (to {lk.site}, nominal {num(_gbps(lk.nominal_bandwidth_bytes_per_s), 1)} Gbps): "
              "capacity, the nominal plan held (static) and re-planned")
-    return table(title, ["level", "Gbps", "static req/s", "bound by", "re-planned req/s", "bound by", "N_prfaas"],
+    return table(title, ["level %", "Gbps", "static req/s", "bound by", "re-planned req/s", "bound by", "N_prfaas"],
                  rows, justify_first_left=False)
 
 
@@ -101,9 +101,9 @@ def _ttft(r: DegradeResult, lk: LinkDegrade) -> Any:
             met = "-" if lv.slo_attainment is None else pct(lv.slo_attainment[s])
             rows.append([_level(lv.level), s, _t(c.threshold_tokens), f"{c.n_p}/{c.n_d}", pct(c.p_offload),
                          _ttft_cell(lv.ttft[s]), met])
-    slo = "SLO met" if r.slo_bound_s is None else f"TTFT <= {r.slo_bound_s:g} s"
+    slo = "SLO met %" if r.slo_bound_s is None else f"TTFT <= {r.slo_bound_s:g} s %"
     return table(f"TTFT of the re-planned configuration at {r.rate_rps:.3f} req/s",
-                 ["level", "site", "threshold t", "N_p/N_d", "offloaded", "TTFT mean / P50 / P90 / P99 s", slo],
+                 ["level %", "site", "t tokens", "N_p/N_d", "offloaded %", "TTFT mean / P50 / P90 / P99 s", slo],
                  rows, justify_first_left=False)
 
 

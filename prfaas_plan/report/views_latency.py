@@ -27,14 +27,14 @@ def emit_latency(fmt: str, r: LatencyResult, payload: dict[str, Any]) -> None:
         out = trace_tables(r)
         out += [table(f"{r.scenario}: analytic TTFT at {r.rate_rps:.3f} req/s "
                      f"({r.load * 100:.0f}% of the smallest capacity)",
-                     ["system", "prfaas/p/d", "load", "TTFT mean s", "P50 s", "P90 s", "P99 s", "TPOT ms",
+                     ["system", "prfaas/p/d", "load %", "TTFT mean s", "P50 s", "P90 s", "P99 s", "TPOT ms",
                       "zero-load s"], rows)]
         path_rows = [[SYSTEM_NAMES.get(name, name), p.name, f"{p.share * 100:.1f}%", secs(p.wait_mean_s),
                       secs(p.prefill_mean_s), secs(p.transfer_mean_s), secs(p.admission_mean_s), secs(p.ttft_mean_s),
                       secs(p.ttft_p90_s)]
                      for name, s in r.systems.items() for p in s.paths]
         out.append(table("Per path (TTFT = queue wait + prefill + exposed transfer + decode admission)",
-                         ["system", "path", "share", "wait s", "prefill s", "transfer s", "admission s", "mean s",
+                         ["system", "path", "share %", "wait s", "prefill s", "transfer s", "admission s", "mean s",
                           "P90 s"], path_rows))
         return out
 

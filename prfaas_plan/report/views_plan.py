@@ -174,7 +174,7 @@ def _slo_table(slo: Any, planned: RateLevel | None = None) -> Any:
     if planned is not None:
         caption.append(f"rate: the busy window's, held ({planned.label.upper()} of the trace's windowed rate); the "
                        f"trace's mean rate at it is {1 / planned.factor:.3g}x")
-    return table(title, ["system", "t", "prfaas/p/d", "rate req/s", "capacity req/s", "TTFT mean / P90 / P99 s",
+    return table(title, ["system", "t tokens", "prfaas/p/d", "rate req/s", "capacity req/s", "TTFT mean / P90 / P99 s",
                          "bound by"], rows, caption="\n".join(caption) or None)
 
 
@@ -208,7 +208,7 @@ def robustness_table(rb: Robustness, *, topology: bool = False) -> Any:
                      *(_f(a.lambda_max_rps, 3) for a in p.at), _f(p.expected_served_rps, 3),
                      f"{p.served_fraction * 100:.1f}%", f"{p.fits_fraction * 100:.1f}%"])
     sites = ", ".join(s.site for s in rb.plans[0].sites)
-    conf_cols = [f"t N_p/N_d per site ({sites}) (N_prfaas)"] if topology else ["t", "prfaas/p/d"]
+    conf_cols = [f"t tokens, N_p/N_d per site ({sites}) (N_prfaas)"] if topology else ["t tokens", "prfaas/p/d"]
     caption = [_law_line(lk) for lk in rb.links]
     if rb.comonotone:
         caption.append("All links at the same percentile of their own laws (comonotone: a bad hour is bad on every "
@@ -220,7 +220,7 @@ def robustness_table(rb: Robustness, *, topology: bool = False) -> Any:
                                            if rb.plan_at else "") + "; nominal: optimised at the median, safe: at P10.")
     return table("Bandwidth that varies: each plan's configuration held, Lambda_max req/s at each percentile",
                  ["plan", *conf_cols, *(f"at {q.upper()}" for q in rb.percentiles), "E[served] req/s",
-                  "of demand", "fits"], rows, caption="\n".join(caption))
+                  "of demand %", "fits %"], rows, caption="\n".join(caption))
 
 
 def _plan_tables(r: PlanResult) -> list[Any]:
@@ -248,7 +248,8 @@ def _plan_tables(r: PlanResult) -> list[Any]:
                        num(units.bytes_per_s_to_gbps(bb.egress_bytes_per_s), 2),
                        _x(d.ratios.prfaas_vs_homogeneous), _x(d.ratios.naive_vs_homogeneous)])
     out.append(table("Both methods (paper: each stage at its mean length; exact: expectations over lengths)",
-                     ["method", "t", "split", "p", "l_long", "Lambda", "egress Gbps", "vs homog.", "naive vs homog."],
+                     ["method", "t tokens", "split", "p %", "l_long tokens", "Lambda req/s", "egress Gbps", "vs homog.",
+                      "naive vs homog."],
                      m_rows))
     if r.ttft_slo is not None:
         out.append(_slo_table(r.ttft_slo, r.planned_rate))
@@ -256,7 +257,7 @@ def _plan_tables(r: PlanResult) -> list[Any]:
         out.append(robustness_table(r.robustness))
     top = [[i + 1, _t(o.threshold_tokens), f"{o.n_prfaas}/{o.n_p}/{o.n_d}", _f(o.lambda_max_rps, 3), _names(o)]
            for i, o in enumerate(m.top)]
-    out.append(table("Top configurations", ["#", "t", "prfaas/p/d", "Lambda req/s", "bound by"], top,
+    out.append(table("Top configurations", ["#", "t tokens", "prfaas/p/d", "Lambda req/s", "bound by"], top,
                      caption="\n".join(f"{k}: {v}" for k, v in r.sources.items())))
     lines = [staging_line(r.decode), interval_line(r.interval),
              planned_rate_line(r.planned_rate, m.best.lambda_max_rps)]
@@ -275,7 +276,7 @@ def emit_sweep(fmt: str, s: dict[str, Any]) -> None:
                          f"{_f(r['egress_gbps'], 2)} ({(r['link_utilization'] or 0) * 100:.0f}%)",
                          _binding(r)])
         return [table(f"Sweep of {s['key']} ({s['scale']} steps)",
-                      [s["key"], "t", "prfaas/p/d", "Lambda req/s", "vs homog.", "egress Gbps (link %)", "bound by"],
-                      rows)]
+                      [s["key"], "t tokens", "prfaas/p/d", "Lambda req/s", "vs homog.", "egress Gbps (link %)",
+                       "bound by"], rows)]
 
     emit(fmt, s, rows=[{k: v for k, v in r.items() if k != "tight"} for r in s["rows"]], tables=tables)

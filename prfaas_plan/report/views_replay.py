@@ -71,8 +71,9 @@ def replay_figure(r: Any, path: Path) -> None:
     first = r.runs[0].result.timeline
     hours = first.starts_s / units.HOUR
     axes[0].step(hours, [units.bytes_per_s_to_gbps(float(x)) for x in first.capacity_bytes_per_s], where="post",
-                 color="black")
+                 color="black", label="usable bandwidth B_out (the series)")
     axes[0].set_ylabel("B_out (Gbps)")
+    axes[0].legend(fontsize=8)
     for run in r.runs:
         tl = run.result.timeline
         axes[1].plot(hours, tl.ttft_p90_s, label=run.policy)
@@ -82,7 +83,7 @@ def replay_figure(r: Any, path: Path) -> None:
         axes[3].plot(hours, thr, label=run.policy)
     axes[1].set_yscale("log")
     axes[1].set_ylabel("P90 TTFT (s)")
-    axes[2].set_ylabel("SLO attainment")
+    axes[2].set_ylabel("SLO attainment (fraction)")
     axes[3].set_ylabel("threshold t (K tokens)")
     axes[3].set_xlabel("time (h)")
     if first.attainment is None:  # no slo.ttft: nothing to attain (an empty axis said so with a Python warning)

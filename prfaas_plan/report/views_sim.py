@@ -64,14 +64,14 @@ def emit_sim(fmt: str, r: SimulateRun, payload: dict[str, Any]) -> None:
                                   num(res.mean_queue.get(path), 2)])
             path_rows.append([label, "decode", "", "", "", "", "", pct(res.utilization.get("decode")),
                               num(res.mean_queue.get("decode"), 2)])
+        throughput = ["system", "prfaas / p / d", "capacity req/s", "measured req/s", "completed requests",
+                      "link busy %", "kept local requests", "role changes"]
+        paths = ["system", "path", "share %", "mean s", "P50 s", "P90 s", "P99 s", "busy %", "mean queue requests"]
         return [table(f"{r.scenario}: simulated TTFT at {r.rate_rps:.3f} req/s "
                       f"({r.load * 100:.0f}% of the smallest capacity)",
-                      ["system", "load", "TTFT mean s", "P50 s", "P90 s", "P99 s", "analytic mean s",
+                      ["system", "load %", "TTFT mean s", "P50 s", "P90 s", "P99 s", "analytic mean s",
                        "analytic P90 s", "TPOT ms"], rows),
-                table("Throughput", ["system", "prfaas / p / d", "capacity req/s", "measured req/s", "completed",
-                                     "link busy", "kept local", "role changes"], load_rows, caption=_caption(r)),
-                table("Per path (TTFT = arrival to decode admission) and pool load",
-                      ["system", "path", "share", "mean s", "P50 s", "P90 s", "P99 s", "busy", "mean queue"],
-                      path_rows)]
+                table("Throughput", throughput, load_rows, caption=_caption(r)),
+                table("Per path (TTFT = arrival to decode admission) and pool load", paths, path_rows)]
 
     emit(fmt, payload, rows=csv_rows(payload), tables=tables)

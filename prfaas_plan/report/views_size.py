@@ -10,12 +10,14 @@ from prfaas_plan.report.size_json import saving
 from prfaas_plan.specs.sizing import SizedPlan, SizingResult
 
 
-def emit_size(fmt: str, r: SizingResult, payload: dict[str, Any]) -> None:
+def emit_size(fmt: str, r: SizingResult, payload: dict[str, Any], *, timed: bool = True) -> None:
+    """`size`'s tables; ``timed=False`` leaves out how long the search took (the report: the same
+    inputs give the same page)."""
     rows = [{"site": name, **{k: v for k, v in s.items() if not isinstance(v, dict)},
              "link_tier": s["link"]["tier"], "link_bandwidth_gbps": s["link"]["bandwidth_gbps"],
              "plan_per_hour": payload["best"]["cost"]["per_hour"]}
             for name, s in payload["best"]["sites"].items()]
-    emit(fmt, payload, rows=rows, tables=lambda: _tables(r))
+    emit(fmt, payload, rows=rows, tables=lambda: _tables(r, timed=timed))
 
 
 def _gbps(x: float | None) -> str:
@@ -77,7 +79,7 @@ def _plan_tables(r: SizingResult) -> list[Any]:
         caption += f"\n  TTFT {r.ttft_statistic} at the demand: {num(r.ttft_s, 3)} s <= {r.ttft_bound_s:g} s"
     if not b.offloads:
         caption += "\n  the cheapest plan offloads nothing: PrfaaS does not pay here (see the link-tier table)"
-    return [head, "", table("cheapest plan", ["role / site", "instances", "N_p / N_d", "t (tokens)", "offloaded",
+    return [head, "", table("cheapest plan", ["role / site", "instances", "N_p / N_d", "t tokens", "offloaded %",
                                               "link tier", "GPUs $/h"], rows, caption=caption)]
 
 
@@ -96,7 +98,7 @@ def _baselines(r: SizingResult) -> Any:
         s = saving(b, r.naive)
         rows.append(["naive heterogeneous", _fleet(r.naive), str(r.naive.gpus), _money(r.naive.cost.per_hour),
                      pct(s["fraction"]) if s else "-"])
-    return table("against the baselines, same demand and SLOs", ["plan", "fleet", "GPUs", "$/h", "PrfaaS saves"],
+    return table("against the baselines, same demand and SLOs", ["plan", "fleet", "GPUs", "$/h", "PrfaaS saves %"],
                  rows, caption=notes.caption())
 
 
@@ -116,7 +118,7 @@ def _tiers(r: SizingResult) -> Any:
                      f"{p.cost.per_hour - b.cost.per_hour:+,.2f}", f"{p.gpus} ({p.gpus - b.gpus:+d})", ts,
                      pays, _fleet(p)])
     return table("link versus GPUs: the cheapest plan with every link at one tier",
-                 ["tier, $/h", "plan $/h", "vs best", "GPUs (vs best)", "t", "PrfaaS pays", "fleet"], rows,
+                 ["tier, $/h", "plan $/h", "vs best $/h", "GPUs (vs best)", "t tokens", "PrfaaS pays", "fleet"], rows,
                  caption=notes.caption("  PrfaaS pays: cheaper than the cheapest homogeneous PD fleet"))
 
 
@@ -129,24 +131,25 @@ def _curve(r: SizingResult) -> Any:
                      f"{_money(h.cost.per_hour)} ({h.sites[0].hardware})" if h else "infeasible",
                      pct(saving(p, h)["fraction"]) if p and h else "-"])  # type: ignore[index]
     return table("cost versus demand", ["factor", "demand req/s", "PrfaaS-PD $/h", "offloads",
-                                        "homogeneous $/h", "PrfaaS saves"], rows, caption=notes.caption())
+                                        "homogeneous $/h", "PrfaaS saves %"], rows, caption=notes.caption())
 
 
 def _frontier(r: SizingResult) -> Any:
     notes = _Notes()
-    rows = [[f"{t.bound_s:g} s", _money(t.plan.cost.per_hour) if t.plan else notes(t.why),
+    rows = [[f"{t.bound_s:g}", _money(t.plan.cost.per_hour) if t.plan else notes(t.why),
              "-" if t.plan is None else str(t.plan.gpus), num(t.ttft_s, 3)] for t in r.ttft_frontier]
-    return table(f"cost versus TTFT bound ({r.ttft_statistic})", ["bound", "$/h", "GPUs", "TTFT s"], rows,
+    return table(f"cost versus TTFT bound ({r.ttft_statistic})", ["bound s", "$/h", "GPUs", "TTFT s"], rows,
                  caption=notes.caption())
 
 
-def _tables(r: SizingResult) -> list[Any]:
+def _tables(r: SizingResult, *, timed: bool = True) -> list[Any]:
     out = [*_plan_tables(r), _baselines(r), _tiers(r), _curve(r)]
     if r.ttft_frontier:
         out.append(_frontier(r))
     if r.interval is not None:
         out.append(_interval_line(r))
-    out.append(f"weighed {r.candidates:,} (kind, t) candidates per solve in {r.search_s:.3f} s")
+    if timed:
+        out.append(f"weighed {r.candidates:,} (kind, t) candidates per solve in {r.search_s:.3f} s")
     return out
 
 

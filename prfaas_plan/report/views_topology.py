@@ -86,9 +86,9 @@ def _tables(r: TopologyPlanResult) -> list[Any]:
     caption = (f"Lambda_max {_f(b.lambda_max_rps, 3)} req/s in total, bound by {b.binding}"
                + (f" (= {', '.join(tight)})" if tight else "")
                + f"; the prefill service is {pct(b.prfaas_utilization)} busy.")
-    out: list[Any] = [table(title, ["site", "instances", "demand", "threshold t", "N_p / N_d", "offloaded p",
-                                    "Lambda_i req/s", "egress / usable Gbps", "PrfaaS busy"], _site_rows(r, b),
-                            caption=caption)]
+    out: list[Any] = [table(title, ["site", "instances", "demand %", "t tokens", "N_p / N_d", "offloaded p %",
+                                    "Lambda_i req/s", "egress / usable Gbps", "PrfaaS busy instances"],
+                            _site_rows(r, b), caption=caption)]
     homog = " + ".join(f"{s.baseline.instances}x{s.baseline.hardware}" for s in m.homogeneous.sites)
     caption = (f"Joint planning serves {_x(m.ratios.prfaas_vs_independent)} the requests of independent "
                "planning (the prefill service split by demand share, each site optimised alone).")
@@ -110,8 +110,8 @@ def _tables(r: TopologyPlanResult) -> list[Any]:
         split = ", ".join(f"{_t(s.threshold_tokens)} {s.n_p}/{s.n_d}" for s in bb.sites)
         m_rows.append([name, split, _f(bb.lambda_max_rps, 3), _x(d.ratios.prfaas_vs_independent),
                        _x(d.ratios.prfaas_vs_homogeneous), bb.binding])
-    out.append(table("Both methods", ["method", f"t N_p/N_d per site ({', '.join(names)})", "Lambda",
-                                      "vs independent", "vs homog.", "bound by"], m_rows,
+    out.append(table("Both methods", ["method", f"t tokens, N_p/N_d per site ({', '.join(names)})",
+                                      "Lambda req/s", "vs independent", "vs homog.", "bound by"], m_rows,
                      caption="\n".join(f"{k}: {v}" for k, v in r.sources.items())))
     lines = [staging_line(s.decode, f" at {s.name}") for s in r.sites]
     if r.interval is not None:
@@ -146,8 +146,8 @@ def emit_topology_latency(fmt: str, r: TopologyLatencyResult, payload: dict[str,
                              secs(t.ttft_p90_s), secs(t.ttft_p99_s), pct(t.link_utilization) if s.n_prfaas else "-"])
         return [table(f"{r.scenario}: analytic TTFT at {r.rate_rps:.3f} req/s in total "
                       f"({r.load * 100:.0f}% of the smallest capacity)",
-                      ["system", "site", "t N_p/N_d", "TTFT mean s", "P50 s", "P90 s", "P99 s",
-                       "PrfaaS / link busy"], rows)]
+                      ["system", "site", "t tokens, N_p/N_d", "TTFT mean s", "P50 s", "P90 s", "P99 s",
+                       "PrfaaS / link busy %"], rows)]
 
     rows = [{"system": n, "site": site} | {k: v for k, v in d.items() if not isinstance(v, dict | list)}
             for n, s in payload["systems"].items() for site, d in s["sites"].items()]
@@ -167,7 +167,7 @@ def emit_topology_sweep(fmt: str, s: dict[str, Any]) -> None:
             rows.append([r["value_text"], split, _f(r["lambda_max_rps"], 3), _x(r["prfaas_vs_independent"]),
                          r["binding"]])
         return [table(f"Sweep of {s['key']} ({s['scale']} steps)",
-                      [s["key"], f"t N_p/N_d per site ({', '.join(names)})", "Lambda req/s", "vs independent",
+                      [s["key"], f"t tokens, N_p/N_d per site ({', '.join(names)})", "Lambda req/s", "vs independent",
                        "bound by"], rows)]
 
     flat = [{k: v for k, v in r.items() if k not in ("tight", "sites", "links")}
@@ -197,8 +197,8 @@ def emit_topology_sim(fmt: str, r: TopologySimulateRun, payload: dict[str, Any])
                              pct(_fin(sr.link_utilization)) if shared else "-"])
         return [table(f"{r.scenario}: simulated TTFT at {r.rate_rps:.3f} req/s in total "
                       f"({r.load * 100:.0f}% of the smallest capacity)",
-                      ["system", "site", "load", "TTFT mean s", "P90 s", "P99 s", "analytic mean s", "analytic P90 s",
-                       "PrfaaS / link busy"], rows)]
+                      ["system", "site", "load %", "TTFT mean s", "P90 s", "P99 s", "analytic mean s", "analytic P90 s",
+                       "PrfaaS / link busy %"], rows)]
 
     rows = [{"system": n, "site": site} | {k: v for k, v in d.items() if not isinstance(v, dict | list)}
             for n, s in payload["systems"].items() for site, d in s["sites"].items()]

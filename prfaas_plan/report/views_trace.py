@@ -131,7 +131,8 @@ def _tables(r: TraceStats) -> list[Any]:
 
     lengths = [[label, num(x.mean, 1), num(x.p50, 1), num(x.p90, 1), num(x.p99, 1), f"{x.max:,}", count(x.total)]
                for label, x in (("input", r.input), ("output", r.output))]
-    out.append(table("lengths (tokens)", ["", "mean", "p50", "p90", "p99", "max", "total"], lengths))
+    out.append(table("lengths (tokens)", ["", "mean tokens", "p50 tokens", "p90 tokens", "p99 tokens", "max tokens",
+                                                 "total tokens"], lengths))
 
     u = r.reuse
     if u is None:
@@ -142,7 +143,7 @@ def _tables(r: TraceStats) -> list[Any]:
     cache_rows = [[p.label, "-" if p.capacity_blocks is None else f"{p.capacity_blocks:,}",
                    "-" if p.capacity_tokens is None else count(p.capacity_tokens), pct(p.hit_rate),
                    pct(p.block_hit_rate)] for p in (u.unbounded, *u.sized)]
-    out.append(table(head, ["cache", "blocks", "tokens", "hit rate", "block hit rate"], cache_rows,
+    out.append(table(head, ["cache", "blocks", "tokens", "hit rate %", "block hit rate %"], cache_rows,
                      caption=f"  sized caches: {u.sizing}\n  hit rate = cached / input tokens (token-weighted; "
                              "each request computes at least its last token)"))
     return out

@@ -1,7 +1,7 @@
 """The life cycle of a request between its prefill and decode admission, shared by the simulators.
 
-``KvPath`` holds the event callbacks of one PD site's path (PAPER.md section 3, DESIGN.md
-"Latency"): the layer-wise pipelined KV shipment of an offloaded request over the site's link,
+``KvPath`` holds the event callbacks of one PD site's path (docs/model.md#routing-by-threshold,
+docs/model.md#latency-and-queueing): the layer-wise pipelined KV shipment of an offloaded request over the site's link,
 the instantaneous RDMA hand-off of a local one, the RTT, and a prefix-cache prefetch joining its
 prefill queue. ``sim.run._Run`` (one system) and ``sim.topology`` (one object per PD site, the
 PrfaaS pool shared) both mix it in, so the two simulate the same life cycle.

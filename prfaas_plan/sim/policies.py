@@ -4,7 +4,7 @@ Request stream: ``make_source`` gives a parametric source (arrivals and lengths 
 vectorised batches) or a trace source (replayed request by request through one prefix cache per
 cluster, bandwidth-scarce or bandwidth-abundant mode; see :mod:`prfaas_plan.sim.run`).
 
-Scheduler (PAPER.md section 2), as simple rules. Short term: when the cross-datacenter link has
+Scheduler (docs/model.md#the-prfaas-architecture), as simple rules. Short term: when the cross-datacenter link has
 been busy more than ``max_link_utilization`` of the last ``window_s`` seconds, requests just
 above the threshold (t < l <= t (1 + margin)) stay local, so the link drains. Long term: every
 ``period_s`` seconds, if the local prefill (PD-P) queue is long while a decode instance's worth

@@ -1,6 +1,6 @@
 """Discrete-event simulation of one system (PrfaaS-PD or a baseline) serving a scenario's workload.
 
-Model (DESIGN.md "Latency"; PAPER.md sections 2-4):
+Model (docs/model.md#latency-and-queueing; docs/model.md#the-prfaas-architecture to #throughput-model):
 
 - Requests: parametric lengths ``sc.workload.lengths.sample`` (uncached) with fixed output
   length, Poisson or Gamma-renewal arrivals at ``rate_rps``; or a trace replayed request by

@@ -1,6 +1,6 @@
 """Discrete-event simulation of a topology: several PD sites sharing one PrfaaS prefill pool.
 
-Model (DESIGN.md "Topology"; each site's path is ``sim.run``'s, through the same ``KvPath``):
+Model (docs/model.md#several-pd-sites; each site's path is ``sim.run``'s, through the same ``KvPath``):
 
 - Arrivals: PD site i has its own stream at demand_share_i x Lambda (``rate_rps`` is the total
   Lambda) from its own workload, by ``make_source``: parametric, or its own trace (time-scaled to

@@ -50,7 +50,8 @@ class Efficiency:
       detokenization): in a TTFT, not in an instance's busy time;
     - ``decode_overhead_s`` + layers x ``decode_layer_s``: a decode step's floor (kernel launches).
 
-    With every added field at its default the model is the plain roofline of PAPER.md Table 3.
+    With every added field at its default the model is the plain roofline of the paper's Table 3
+    (docs/sources.md#table-3).
     """
 
     compute: float = 0.5

@@ -74,7 +74,7 @@ class MlaGroup:
     """MLA: the cache holds kv_lora_rank + qk_rope_head_dim elements per layer and token.
 
     With ``index_head_dim`` set the group is DSA: an indexer key cache of index_head_dim fp8
-    elements plus one fp32 scale per 128 (REFERENCE.md 1.5), and ``index_topk`` keys attended.
+    elements plus one fp32 scale per 128 (docs/sources.md#kv-dtypes), and ``index_topk`` keys attended.
     """
 
     count: int
@@ -99,7 +99,7 @@ class LinearGroup:
 
     Recurrent state: num_heads x head_dim_k x head_dim_v elements per layer (Mamba-1: d_inner x
     d_state, written as num_heads = d_inner, head_dim_k = 1, head_dim_v = d_state).
-    Short-conv state: conv_channels x (conv_kernel - 1) elements per layer (REFERENCE.md 2).
+    Short-conv state: conv_channels x (conv_kernel - 1) elements per layer (docs/model.md#kv-per-request).
     ``num_key_heads`` is the number of query/key heads where it differs from the value heads (GDN).
     """
 
@@ -138,7 +138,7 @@ class MoeSpec:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MeasuredProfile:
-    """Measured prefill on one instance (e.g. PAPER.md Table 5): lengths -> seconds, KV bytes."""
+    """Measured prefill on one instance (e.g. docs/sources.md#table-5): lengths -> seconds, KV bytes."""
 
     hardware: str
     gpus: int

@@ -1,7 +1,7 @@
 """A serving-stack profile: an engine on GPUs and the fitted parameters of the time model.
 
 The time model's efficiencies and fixed costs belong to the serving stack (engine, version,
-kernels), never to a model or, beyond its peaks, to a GPU (DESIGN.md "The models inside"). A
+kernels), never to a model or, beyond its peaks, to a GPU (docs/model.md#time-model). A
 profile carries them with what they were fitted on and the band of their error on sources the fit
 never saw (leave one source out), from which every predicted T_prefill, Phi_kv and decode step
 carries a P10-P90 interval.

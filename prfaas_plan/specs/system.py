@@ -3,7 +3,7 @@
 ``SystemConfig``: one system (PrfaaS-PD or a baseline) at a configuration (t, N_prfaas, N_p,
 N_d) with its service laws T_prefill(l), S_kv(l), the link B_out and the decode shape (BS_max,
 T_decode), and its capacity Lambda_max. ``ControlConfig``: the knobs of the dual-timescale
-scheduler (PAPER.md section 2). Built by the api layer (``api.systems``) and the scenario loader
+scheduler (docs/model.md#the-prfaas-architecture). Built by the api layer (``api.systems``) and the scenario loader
 (``io.scenario``), consumed by ``core.latency`` callers and ``sim``.
 """
 

@@ -1,4 +1,4 @@
-"""The topology: sites (pools of instances with a role) and the links between them (DESIGN.md "Topology").
+"""The topology: sites (pools of instances with a role) and the links between them (docs/model.md#several-pd-sites).
 
 One prefill service (a ``prfaas`` site) serves the long requests of one or more PD sites, each
 over its own link. Lambda is the total arrival rate; PD site i receives demand_share_i x Lambda,

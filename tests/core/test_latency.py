@@ -64,7 +64,7 @@ def case_study():
 
 @pytest.mark.paper
 def test_prfaas_cuts_mean_and_p90_ttft(case_study):
-    # PAPER.md section 4: PrfaaS-PD cuts mean TTFT by 50% and P90 by 64% against homogeneous PD
+    # docs/model.md#the-case-study: PrfaaS-PD cuts mean TTFT by 50% and P90 by 64% against homogeneous PD
     r = latency(case_study, load=0.7)
     pf, hom = r.systems["prfaas"], r.systems["homogeneous"]
     mean_cut = 1 - pf.ttft_mean_s / hom.ttft_mean_s

@@ -52,7 +52,7 @@ def _quad_conditional(d, f, a, b):
 
 @pytest.mark.paper
 def test_paper_threshold_split():
-    """PAPER.md section 4 derived facts at t = 19.4K = 19,400 tokens.
+    """docs/model.md#the-case-study derived facts at t = 19.4K = 19,400 tokens.
 
     Tolerance: half a unit of the last printed digit (p to 4 decimals, lengths to whole tokens).
     """

@@ -19,7 +19,7 @@ def test_measured_points_are_exact():
 
 
 def test_fit_matches_paper_derived_quadratic():
-    # PAPER.md: T_prefill ~= 0.389 + 4.107e-5 l + 9.476e-11 l^2 s (least squares over Table 5)
+    # docs/model.md#the-case-study: T_prefill ~= 0.389 + 4.107e-5 l + 9.476e-11 l^2 s (least squares over Table 5)
     a, b, c = ProfileCurve.fit(TABLE5).coef
     assert a == pytest.approx(0.389, abs=1e-3)
     assert b == pytest.approx(4.107e-5, rel=1e-3)

@@ -1,4 +1,4 @@
-"""Request length distributions: L = uncached input length in tokens (PAPER.md section 3).
+"""Request length distributions: L = uncached input length in tokens (docs/model.md#routing-by-threshold).
 
 Every distribution answers, vectorised over the threshold t (tokens):
 

@@ -57,7 +57,7 @@ class TruncatedLogNormal(ContinuousLaw):
 
     Examples
     --------
-    The paper's workload at t = 19.4K = 19,400 tokens (PAPER.md section 4):
+    The paper's workload at t = 19.4K = 19,400 tokens (docs/model.md#the-case-study):
 
     >>> d = TruncatedLogNormal.paper()
     >>> round(d.tail_prob(19_400), 4), round(d.mean_above(19_400)), round(d.mean_below(19_400))
@@ -73,7 +73,8 @@ class TruncatedLogNormal(ContinuousLaw):
 
     @classmethod
     def paper(cls) -> TruncatedLogNormal:
-        """The case study's L: log-normal(mu = 9.90, sigma = 1.00) on [128, 128K] (PAPER.md s. 4)."""
+        """The case study's L: log-normal(mu = 9.90, sigma = 1.00) on [128, 128K]
+        (docs/model.md#the-case-study)."""
         return cls(mu=9.90, sigma=1.00, lo=128.0, hi=131072.0)
 
     def describe(self) -> dict[str, Any]:
