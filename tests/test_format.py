@@ -137,7 +137,7 @@ def test_sweep_ends_in_two_units_of_one_kind():
 def figures(monkeypatch):
     """Keep the figures a command draws instead of writing them."""
     kept = []
-    monkeypatch.setattr(plots, "_save", lambda fig, path: kept.append(fig))
+    monkeypatch.setattr(plots, "save_figure", lambda fig, path: kept.append(fig))
     yield kept
     import matplotlib.pyplot as plt
 

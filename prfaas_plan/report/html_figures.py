@@ -19,9 +19,9 @@ WORKERS = 2  # figures drawn two at a time: on two cores the drawing, not the co
 
 
 def _warm() -> None:
-    from prfaas_plan.report.plots import _pyplot
+    from prfaas_plan.report.plots import pyplot
 
-    _pyplot()
+    pyplot()
 
 
 def _draw(draw: Callable[..., None], args: tuple[Any, ...]) -> str:

@@ -14,7 +14,7 @@ from prfaas_plan.errors import SpecError
 from prfaas_plan.report.figures import Figure5
 
 
-def _pyplot():
+def pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
@@ -23,7 +23,7 @@ def _pyplot():
     return plt
 
 
-def _save(fig: Any, path: Path | BinaryIO) -> None:
+def save_figure(fig: Any, path: Path | BinaryIO) -> None:
     """Write ``fig`` to ``path``; a binary file object (not a path) receives SVG (``to_svg``)."""
     if not isinstance(path, str | Path):
         fig.savefig(path, format="svg", bbox_inches="tight", metadata={"Date": None})
@@ -46,7 +46,7 @@ def to_svg(draw: Callable[..., None], *args: Any) -> str:
     there is no date in it, and a fixed hash salt keeps its element ids the same from run to run."""
     import matplotlib
 
-    _pyplot()
+    pyplot()
     buf = io.BytesIO()
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "prfaas-plan"}):
         draw(*args, buf)
@@ -90,7 +90,7 @@ def figure5(f: Figure5, path: Path | BinaryIO) -> None:
     """(a) Lambda vs N_p (N_d = total - N_p) at the best t; (b) the two prefill bounds vs t.
 
     Draws ``api.figures.figure5_data``'s arrays; nothing of the model is computed here."""
-    plt = _pyplot()
+    plt = pyplot()
     a, b = f.split, f.thresholds
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
     ax1.plot(a.n_p, a.prefill_rps, "o-", label="prefill bound (min of PrfaaS/p, PD-P/(1-p))")
@@ -119,7 +119,7 @@ def figure5(f: Figure5, path: Path | BinaryIO) -> None:
     ax2.set_title(f"(b) N_prfaas {f.n_prfaas}, N_p {f.n_p}, N_d {f.n_d}")
     ax2.legend(**_BELOW)
     fig.suptitle(f.title)
-    _save(fig, path)
+    save_figure(fig, path)
     plt.close(fig)
 
 
@@ -143,7 +143,7 @@ def sweep_axis_label(result: dict[str, Any]) -> str:
 
 def sweep_figure(result: dict[str, Any], path: Path | BinaryIO) -> None:
     """(a) Lambda_max of PrfaaS-PD and homogeneous PD, link-bound points marked; (b) the threshold t."""
-    plt = _pyplot()
+    plt = pyplot()
     rows = [r for r in result["rows"] if r["feasible"]]
     if not rows:
         raise SpecError("nothing to plot: no value of the sweep is feasible", field="--plot")
@@ -182,5 +182,5 @@ def sweep_figure(result: dict[str, Any], path: Path | BinaryIO) -> None:
     ax1.legend(**_BELOW)
     fig.suptitle(f"sweep of {result['key']} ({result['scale']} steps)")
     fig.tight_layout()
-    _save(fig, path)
+    save_figure(fig, path)
     plt.close(fig)

@@ -5,14 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import BinaryIO
 
-from prfaas_plan.report.plots import _pyplot, _save
+from prfaas_plan.report.plots import pyplot, save_figure
 from prfaas_plan.report.render import SYSTEM_NAMES
 from prfaas_plan.report.report_data import TtftCdf
 
 
 def ttft_cdf_figure(c: TtftCdf, path: Path | BinaryIO) -> None:
     """P(TTFT <= x) of each system at one rate, from the latency model (``api.report.ttft_cdf``)."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 4))
     systems = []
     for name, (x, cdf) in c.curves.items():
@@ -32,5 +32,5 @@ def ttft_cdf_figure(c: TtftCdf, path: Path | BinaryIO) -> None:
               "unstable: " + ", ".join(SYSTEM_NAMES.get(n, n) for n in c.unstable), title_fontsize=7)
     fig.suptitle(c.title, fontsize=10)
     fig.tight_layout()
-    _save(fig, path)
+    save_figure(fig, path)
     plt.close(fig)

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from prfaas_plan.report.plots import _pyplot, _save
+from prfaas_plan.report.plots import pyplot, save_figure
 from prfaas_plan.report.render import SYSTEM_NAMES
 
 
 def sim_figure(run: Any, path: Path | BinaryIO) -> None:
     """(a) simulated TTFT CDF of each system; (b) cross-datacenter link utilisation over time."""
-    plt = _pyplot()
+    plt = pyplot()
     r = run.result
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
     for name, res in run.results.items():
@@ -42,5 +42,5 @@ def sim_figure(run: Any, path: Path | BinaryIO) -> None:
         ax2.legend(fontsize=8)
     fig.suptitle(f"{r.scenario}: simulated", fontsize=10)
     fig.tight_layout()
-    _save(fig, path)
+    save_figure(fig, path)
     plt.close(fig)

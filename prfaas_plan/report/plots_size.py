@@ -6,12 +6,12 @@ from pathlib import Path
 from typing import BinaryIO
 
 from prfaas_plan import units
-from prfaas_plan.report.plots import _pyplot, _save, money_axis, value_ticks
+from prfaas_plan.report.plots import money_axis, pyplot, save_figure, value_ticks
 from prfaas_plan.specs.sizing import SizingResult
 
 
 def size_figure(r: SizingResult, path: Path | BinaryIO) -> None:
-    plt = _pyplot()
+    plt = pyplot()
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
     pts = [d for d in r.demand_curve if d.prfaas is not None]
     a.plot([d.demand_rps for d in pts], [d.prfaas.cost.per_hour for d in pts], "o-", label="PrfaaS-PD (cheapest)")
@@ -48,5 +48,5 @@ def size_figure(r: SizingResult, path: Path | BinaryIO) -> None:
     b.set_ylabel("cost ($/h)")
     b.legend(fontsize=8)
     fig.tight_layout()
-    _save(fig, path)
+    save_figure(fig, path)
     plt.close(fig)

@@ -8,7 +8,7 @@ from typing import BinaryIO
 
 from prfaas_plan import units
 from prfaas_plan.report.figures_study import StudyFigures
-from prfaas_plan.report.plots import _pyplot, _save
+from prfaas_plan.report.plots import pyplot, save_figure
 
 _LEGEND = {"fontsize": 8, "loc": "upper center", "frameon": False}
 
@@ -16,7 +16,7 @@ _LEGEND = {"fontsize": 8, "loc": "upper center", "frameon": False}
 def gain_figure(f: StudyFigures, path: Path | BinaryIO) -> None:
     """Panels (models across, the next axis down) of Lambda_max(PrfaaS-PD) / Lambda_max(homogeneous)
     against bandwidth (log), a line per remaining combination; 1 is where PrfaaS-PD stops paying."""
-    plt = _pyplot()
+    plt = pyplot()
     nr, nc = len(f.rows), len(f.columns)
     fig, axes = plt.subplots(nr, nc, figsize=(3.6 * nc + 0.6, 2.6 * nr + 1.0), squeeze=False, sharex=True)
     handles: dict[str, object] = {}
@@ -40,13 +40,13 @@ def gain_figure(f: StudyFigures, path: Path | BinaryIO) -> None:
     fig.legend(list(handles.values()), list(handles), ncol=min(3, len(handles)), fontsize=8, frameon=False,
                loc="lower center", bbox_to_anchor=(0.5, 0.0))
     fig.tight_layout(rect=(0, min(0.5, 0.35 * rows / fig.get_size_inches()[1]), 1, 1))
-    _save(fig, path)
+    save_figure(fig, path)
     plt.close(fig)
 
 
 def cost_figure(f: StudyFigures, path: Path | BinaryIO) -> None:
     """Every feasible point's cost against what it serves, coloured by line (a GPU pair, ...)."""
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 4.2))
     markers = "osD^v<>P*X"
     for k, s in enumerate(f.cost):
@@ -57,14 +57,14 @@ def cost_figure(f: StudyFigures, path: Path | BinaryIO) -> None:
     ax.grid(alpha=0.3)
     ax.legend(ncol=2, bbox_to_anchor=(0.5, -0.18), **_LEGEND)
     fig.tight_layout()
-    _save(fig, path)
+    save_figure(fig, path)
     plt.close(fig)
 
 
 def breakeven_figure(f: StudyFigures, path: Path | BinaryIO) -> None:
     """Per panel and line, the lowest bandwidth from which PrfaaS-PD serves at least homogeneous PD's
     Lambda_max; a cross at the right edge where it never does within the study."""
-    plt = _pyplot()
+    plt = pyplot()
     items = list(f.breakeven)
     fig, ax = plt.subplots(figsize=(7.5, 0.28 * len(items) + 1.4))
     xs = sorted({units.bytes_per_s_to_gbps(x) for s in f.gain for p in s for se in p.series for x in se.x})
@@ -91,5 +91,5 @@ def breakeven_figure(f: StudyFigures, path: Path | BinaryIO) -> None:
     below = -0.9 / fig.get_size_inches()[1]
     ax.legend(handles=keys, ncol=3, fontsize=8, frameon=False, loc="upper center", bbox_to_anchor=(0.5, below))
     fig.tight_layout()
-    _save(fig, path)
+    save_figure(fig, path)
     plt.close(fig)

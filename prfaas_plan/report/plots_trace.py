@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from prfaas_plan import units
-from prfaas_plan.report.plots import _pyplot, _save
+from prfaas_plan.report.plots import pyplot, save_figure
 from prfaas_plan.report.views_trace import NO_HASHES, duration, no_rate
 from prfaas_plan.specs.trace_stats import TraceStats
 
@@ -25,7 +25,7 @@ def _time_unit(span_s: float) -> tuple[float, str]:
 
 def trace_figure(r: TraceStats, path: Path) -> None:
     """Draws what ``api.trace_stats`` computed; the hit-rate panel only where the trace has hashes."""
-    plt = _pyplot()
+    plt = pyplot()
     panels = 3 if r.reuse is not None else 2
     fig, axes = plt.subplots(1, panels, figsize=(5.2 * panels, 4.4))
     ax = axes[0]
@@ -86,7 +86,7 @@ def trace_figure(r: TraceStats, path: Path) -> None:
         fig.text(0.5, -0.02, f"prefix hit rate: unknown ({NO_HASHES})", ha="center", fontsize=9)
     fig.suptitle(f"{r.source} ({r.format})")
     fig.tight_layout()
-    _save(fig, path)
+    save_figure(fig, path)
     plt.close(fig)
 
 

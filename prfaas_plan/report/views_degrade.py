@@ -8,7 +8,7 @@ from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.render import emit, num, pct, secs, table
-from prfaas_plan.report.views_plan import _f, _t
+from prfaas_plan.report.views_plan import fixed, t_text
 from prfaas_plan.specs.degrade import DegradeResult, Failure, LevelResult, LinkDegrade, SiteTtft
 
 
@@ -79,8 +79,8 @@ def _level(x: float) -> str:
 
 
 def _capacity(lk: LinkDegrade) -> Any:
-    rows = [[_level(lv.level), num(_gbps(lv.bandwidth_bytes_per_s), 1), _f(lv.static.lambda_max_rps, 3),
-             lv.static.binding, _f(lv.replanned.lambda_max_rps, 3), lv.replanned.binding, str(lv.replanned.n_prfaas)]
+    rows = [[_level(lv.level), num(_gbps(lv.bandwidth_bytes_per_s), 1), fixed(lv.static.lambda_max_rps, 3),
+             lv.static.binding, fixed(lv.replanned.lambda_max_rps, 3), lv.replanned.binding, str(lv.replanned.n_prfaas)]
             for lv in lk.levels]
     title = (f"Link {lk.link} (to {lk.site}, nominal {num(_gbps(lk.nominal_bandwidth_bytes_per_s), 1)} Gbps): "
              "capacity, the nominal plan held (static) and re-planned")
@@ -99,7 +99,7 @@ def _ttft(r: DegradeResult, lk: LinkDegrade) -> Any:
     for lv in lk.levels:
         for s, c in lv.replanned.sites.items():
             met = "-" if lv.slo_attainment is None else pct(lv.slo_attainment[s])
-            rows.append([_level(lv.level), s, _t(c.threshold_tokens), f"{c.n_p}/{c.n_d}", pct(c.p_offload),
+            rows.append([_level(lv.level), s, t_text(c.threshold_tokens), f"{c.n_p}/{c.n_d}", pct(c.p_offload),
                          _ttft_cell(lv.ttft[s]), met])
     slo = "SLO met %" if r.slo_bound_s is None else f"TTFT <= {r.slo_bound_s:g} s %"
     return table(f"TTFT of the re-planned configuration at {r.rate_rps:.3f} req/s",

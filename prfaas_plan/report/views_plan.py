@@ -21,11 +21,11 @@ def _tok(x: float | None) -> str:
     return f"{x:,.0f} ({units.tokens_to_k(x):.1f}K)"
 
 
-def _f(x: float | None, digits: int) -> str:
+def fixed(x: float | None, digits: int) -> str:
     return num(x, digits, sep=False)
 
 
-def _t(x: float | None) -> str:
+def t_text(x: float | None) -> str:
     """A threshold, rounded down: requests longer than it are offloaded (l > t)."""
     return "-" if x is None else _tok(float(units.shown_threshold(x)))
 
@@ -35,7 +35,7 @@ def _binding(b: dict[str, Any]) -> str:
     return b["binding"] + (f" (= {', '.join(tight)})" if tight else "")
 
 
-def _x(v: float | None) -> str:
+def x_text(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}x"
 
 
@@ -51,8 +51,8 @@ def staging_line(d: Mapping[str, Any], where: str = "") -> str | None:
     if d.get("mode") == "derived":
         if not d.get("bs_max_lost"):
             return f"{head}; BS_max {num(d['bs_max'], 0)} kept"
-        return (f"{head}; BS_max {_f(d['bs_max_unstaged'], 0)} -> {_f(d['bs_max'], 2)} "
-                f"({_f(d['bs_max_lost'], 2)} lost)")
+        return (f"{head}; BS_max {fixed(d['bs_max_unstaged'], 0)} -> {fixed(d['bs_max'], 2)} "
+                f"({fixed(d['bs_max_lost'], 2)} lost)")
     room = d.get("memory_headroom")
     if room is None:
         return f"{head}; pinned BS_max {d['bs_max']}"
@@ -77,18 +77,18 @@ def _best_lines(r: PlanResult, m: MethodPlan) -> list[list[str]]:
     b = m.best
     limited = prfaas_limited_by(b)
     return [
-        ["threshold t", _t(b.threshold_tokens)],
+        ["threshold t", t_text(b.threshold_tokens)],
         ["N_prfaas / N_p / N_d", f"{b.n_prfaas} / {b.n_p} / {b.n_d}"],
         ["offloaded p", f"{b.p_offload * 100:.1f}%"],
         ["l_long / l_short", f"{_tok(b.l_long_tokens)} / {_tok(b.l_short_tokens)}"],
-        ["Lambda_max", f"{_f(b.lambda_max_rps, 3)} req/s"],
+        ["Lambda_max", f"{fixed(b.lambda_max_rps, 3)} req/s"],
         *([["Lambda_max P10-P90", interval_words(r.interval)]] if r.interval and r.interval.dominant != "none"
           else []),
         ["bound by", _names(b)],
         ["PrfaaS path limited by", "-" if limited is None else
-         f"{limited} (compute {_f(b.theta_prfaas_compute_rps, 2)} req/s, "
-         f"link {_f(b.theta_prfaas_link_rps, 2)} req/s)"],
-        ["PrfaaS egress", f"{_f(units.bytes_per_s_to_gbps(b.egress_bytes_per_s), 2)} Gbps "
+         f"{limited} (compute {fixed(b.theta_prfaas_compute_rps, 2)} req/s, "
+         f"link {fixed(b.theta_prfaas_link_rps, 2)} req/s)"],
+        ["PrfaaS egress", f"{fixed(units.bytes_per_s_to_gbps(b.egress_bytes_per_s), 2)} Gbps "
          f"({(b.link_utilization or 0) * 100:.1f}% of the link)"],
         ["workload", f"mean input {num(r.mean_input_tokens, 0)} tokens, output {num(r.output_tokens, 0)}"
          + hit_rate_words(r.prefix_hit_rate, r.hit_rate_source) + _dropped(r.distribution)],
@@ -100,7 +100,7 @@ def interval_words(iv: LambdaInterval) -> str:
     cost = ""
     if iv.cost_per_million_p10 is not None and iv.cost_per_million_p90 is not None:
         cost = f", ${num(iv.cost_per_million_p10, 0)}-{num(iv.cost_per_million_p90, 0)} per 1M"
-    return f"{_f(iv.lambda_p10_rps, 3)}-{_f(iv.lambda_p90_rps, 3)} req/s{cost} ({iv.dominant}'s band)"
+    return f"{fixed(iv.lambda_p10_rps, 3)}-{fixed(iv.lambda_p90_rps, 3)} req/s{cost} ({iv.dominant}'s band)"
 
 
 def interval_line(iv: LambdaInterval | None) -> str | None:
@@ -148,7 +148,8 @@ def _systems(m: MethodPlan) -> list[list[str]]:
         ["Theta_pd-p req/s", r(b.theta_pd_p_rps), r(h.theta_pd_p_rps) if h else "-", "-"],
         ["Theta_pd-d req/s", r(b.theta_pd_d_rps), r(h.theta_pd_d_rps) if h else "-", r(n.theta_pd_d_rps) if n else "-"],
         ["Lambda_max req/s", r(b.lambda_max_rps), r(h.lambda_max_rps) if h else "-", r(n.lambda_max_rps) if n else "-"],
-        ["vs homogeneous", _x(ratios.prfaas_vs_homogeneous), "1.00x" if h else "-", _x(ratios.naive_vs_homogeneous)],
+        ["vs homogeneous", x_text(ratios.prfaas_vs_homogeneous), "1.00x" if h else "-",
+         x_text(ratios.naive_vs_homogeneous)],
         ["bound by", str(b.binding), str(h.binding) if h else "-", str(n.binding) if n else "-"],
         ["$ per 1M requests", num(m.cost.cost_per_million_requests, 0),
          num(hom.cost.cost_per_million_requests, 0) if hom else "-",
@@ -164,13 +165,13 @@ def _slo_table(slo: Any, planned: RateLevel | None = None) -> Any:
         if d is None:
             rows.append([label, "-", "-", "none", "-", "misses the bound even at zero load", "ttft"])
             continue
-        t_txt = "-" if d["threshold_tokens"] in (None, 0.0) else _t(d["threshold_tokens"])
-        rows.append([label, t_txt, f"{d['n_prfaas']}/{d['n_p']}/{d['n_d']}", _f(d["lambda_ttft_rps"], 3),
-                     _f(d["capacity_rps"], 3), f"{_f(d['ttft_mean_s'], 2)} / {_f(d['ttft_p90_s'], 2)} / "
-                     f"{_f(d['ttft_p99_s'], 2)}", d["binding"]])
+        t_txt = "-" if d["threshold_tokens"] in (None, 0.0) else t_text(d["threshold_tokens"])
+        rows.append([label, t_txt, f"{d['n_prfaas']}/{d['n_p']}/{d['n_d']}", fixed(d["lambda_ttft_rps"], 3),
+                     fixed(d["capacity_rps"], 3), f"{fixed(d['ttft_mean_s'], 2)} / {fixed(d['ttft_p90_s'], 2)} / "
+                     f"{fixed(d['ttft_p99_s'], 2)}", d["binding"]])
     ratio = slo["ratios"].get("prfaas_vs_homogeneous")
     title = f"Under the TTFT SLO: {slo['statistic']} TTFT <= {slo['bound_s']:g} s (analytic latency model)"
-    caption = [] if ratio is None else [f"PrfaaS-PD vs homogeneous under the SLO: {_x(ratio)}"]
+    caption = [] if ratio is None else [f"PrfaaS-PD vs homogeneous under the SLO: {x_text(ratio)}"]
     if planned is not None:
         caption.append(f"rate: the busy window's, held ({planned.label.upper()} of the trace's windowed rate); the "
                        f"trace's mean rate at it is {1 / planned.factor:.3g}x")
@@ -200,12 +201,12 @@ def robustness_table(rb: Robustness, *, topology: bool = False) -> Any:
     rows = []
     for p in rb.plans:
         if topology:
-            conf = [", ".join(f"{_t(s.threshold_tokens)} {s.n_p}/{s.n_d}" for s in p.sites) + f" ({p.n_prfaas:g})"]
+            conf = [", ".join(f"{t_text(s.threshold_tokens)} {s.n_p}/{s.n_d}" for s in p.sites) + f" ({p.n_prfaas:g})"]
         else:
             s = p.sites[0]
-            conf = [_t(s.threshold_tokens), f"{p.n_prfaas:g}/{s.n_p}/{s.n_d}"]
+            conf = [t_text(s.threshold_tokens), f"{p.n_prfaas:g}/{s.n_p}/{s.n_d}"]
         rows.append([f"{labels[p.name]} ({p.planned_at.upper()}){' *' if p.headline else ''}", *conf,
-                     *(_f(a.lambda_max_rps, 3) for a in p.at), _f(p.expected_served_rps, 3),
+                     *(fixed(a.lambda_max_rps, 3) for a in p.at), fixed(p.expected_served_rps, 3),
                      f"{p.served_fraction * 100:.1f}%", f"{p.fits_fraction * 100:.1f}%"])
     sites = ", ".join(s.site for s in rb.plans[0].sites)
     conf_cols = [f"t tokens, N_p/N_d per site ({sites}) (N_prfaas)"] if topology else ["t tokens", "prfaas/p/d"]
@@ -213,7 +214,7 @@ def robustness_table(rb: Robustness, *, topology: bool = False) -> Any:
     if rb.comonotone:
         caption.append("All links at the same percentile of their own laws (comonotone: a bad hour is bad on every "
                        "link).")
-    caption.append(f"Demand {_f(rb.rate_rps, 3)} req/s ({rb.rate_source}); E[served] = E_B[min(demand, Lambda(B))] "
+    caption.append(f"Demand {fixed(rb.rate_rps, 3)} req/s ({rb.rate_source}); E[served] = E_B[min(demand, Lambda(B))] "
                    f"and fits = P_B(Lambda(B) >= demand) over the law ({rb.states:,} bandwidth states).")
     caption += list(rb.notes)
     caption.append("* the plan above" + (f", optimised at {rb.plan_at.upper()} of every law (--plan-at)"
@@ -234,7 +235,7 @@ def _plan_tables(r: PlanResult) -> list[Any]:
     out: list[Any] = [table(title, ["best PrfaaS-PD plan", ""], _best_lines(r, m))]
     equal_cost = m.ratios.prfaas_vs_homogeneous_equal_cost
     caption = None if equal_cost is None else (
-        f"At equal cost (GPU-hour prices in the catalog), PrfaaS-PD serves {_x(equal_cost)} the requests of "
+        f"At equal cost (GPU-hour prices in the catalog), PrfaaS-PD serves {x_text(equal_cost)} the requests of "
         "homogeneous PD.")
     hom = m.homogeneous
     homog_name = f"Homogeneous PD ({hom.instances}x{hom.hardware})" if hom else "Homogeneous PD"
@@ -243,10 +244,11 @@ def _plan_tables(r: PlanResult) -> list[Any]:
     m_rows = []
     for name, d in r.methods.items():
         bb = d.best
-        m_rows.append([name, _t(bb.threshold_tokens), f"{bb.n_prfaas}/{bb.n_p}/{bb.n_d}", f"{bb.p_offload * 100:.1f}%",
-                       _tok(bb.l_long_tokens), _f(bb.lambda_max_rps, 3),
+        m_rows.append([name, t_text(bb.threshold_tokens), f"{bb.n_prfaas}/{bb.n_p}/{bb.n_d}",
+                       f"{bb.p_offload * 100:.1f}%",
+                       _tok(bb.l_long_tokens), fixed(bb.lambda_max_rps, 3),
                        num(units.bytes_per_s_to_gbps(bb.egress_bytes_per_s), 2),
-                       _x(d.ratios.prfaas_vs_homogeneous), _x(d.ratios.naive_vs_homogeneous)])
+                       x_text(d.ratios.prfaas_vs_homogeneous), x_text(d.ratios.naive_vs_homogeneous)])
     out.append(table("Both methods (paper: each stage at its mean length; exact: expectations over lengths)",
                      ["method", "t tokens", "split", "p %", "l_long tokens", "Lambda req/s", "egress Gbps", "vs homog.",
                       "naive vs homog."],
@@ -255,7 +257,7 @@ def _plan_tables(r: PlanResult) -> list[Any]:
         out.append(_slo_table(r.ttft_slo, r.planned_rate))
     if r.robustness is not None:
         out.append(robustness_table(r.robustness))
-    top = [[i + 1, _t(o.threshold_tokens), f"{o.n_prfaas}/{o.n_p}/{o.n_d}", _f(o.lambda_max_rps, 3), _names(o)]
+    top = [[i + 1, t_text(o.threshold_tokens), f"{o.n_prfaas}/{o.n_p}/{o.n_d}", fixed(o.lambda_max_rps, 3), _names(o)]
            for i, o in enumerate(m.top)]
     out.append(table("Top configurations", ["#", "t tokens", "prfaas/p/d", "Lambda req/s", "bound by"], top,
                      caption="\n".join(f"{k}: {v}" for k, v in r.sources.items())))
@@ -271,9 +273,9 @@ def emit_sweep(fmt: str, s: dict[str, Any]) -> None:
             if not r["feasible"]:
                 rows.append([r["value_text"], "infeasible", "", "", "", "", r["reason"]])
                 continue
-            rows.append([r["value_text"], _t(r["threshold_tokens"]), f"{r['n_prfaas']}/{r['n_p']}/{r['n_d']}",
-                         _f(r['lambda_max_rps'], 3), _x(r["prfaas_vs_homogeneous"]),
-                         f"{_f(r['egress_gbps'], 2)} ({(r['link_utilization'] or 0) * 100:.0f}%)",
+            rows.append([r["value_text"], t_text(r["threshold_tokens"]), f"{r['n_prfaas']}/{r['n_p']}/{r['n_d']}",
+                         fixed(r['lambda_max_rps'], 3), x_text(r["prfaas_vs_homogeneous"]),
+                         f"{fixed(r['egress_gbps'], 2)} ({(r['link_utilization'] or 0) * 100:.0f}%)",
                          _binding(r)])
         return [table(f"Sweep of {s['key']} ({s['scale']} steps)",
                       [s["key"], "t tokens", "prfaas/p/d", "Lambda req/s", "vs homog.", "egress Gbps (link %)",

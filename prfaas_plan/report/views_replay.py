@@ -64,9 +64,9 @@ def _tables(r: Any, payload: dict[str, Any]) -> list[Any]:
 
 
 def replay_figure(r: Any, path: Path) -> None:
-    from prfaas_plan.report.plots import _pyplot, _save
+    from prfaas_plan.report.plots import pyplot, save_figure
 
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(4, 1, figsize=(10, 9), sharex=True)
     first = r.runs[0].result.timeline
     hours = first.starts_s / units.HOUR
@@ -92,4 +92,4 @@ def replay_figure(r: Any, path: Path) -> None:
         if ax.get_legend_handles_labels()[1]:
             ax.legend(fontsize=8)
     fig.tight_layout()
-    _save(fig, path)
+    save_figure(fig, path)

@@ -8,14 +8,14 @@ from typing import Any
 from prfaas_plan import units
 from prfaas_plan.report.render import SYSTEM_NAMES, emit, num, pct, secs, table
 from prfaas_plan.report.views_plan import (
-    _f,
-    _t,
-    _x,
+    fixed,
     interval_line,
     interval_words,
     planned_rate_line,
     robustness_table,
     staging_line,
+    t_text,
+    x_text,
 )
 from prfaas_plan.sim.result import TopologySimulateRun
 from prfaas_plan.specs.latency import SystemTiming, TopologyLatencyResult
@@ -40,11 +40,11 @@ def _site_rows(r: TopologyPlanResult, b: TopologyPoint) -> list[list[str]]:
     for info, s in zip(r.sites, b.sites, strict=True):
         pool = info.pool
         rows.append([info.name, f"{pool.instances}x{pool.gpus_per_instance}x{pool.hardware}",
-                     f"{info.demand_share * 100:.0f}%", _t(s.threshold_tokens), f"{s.n_p} / {s.n_d}",
-                     pct(s.p_offload), _f(s.lambda_rps, 3),
+                     f"{info.demand_share * 100:.0f}%", t_text(s.threshold_tokens), f"{s.n_p} / {s.n_d}",
+                     pct(s.p_offload), fixed(s.lambda_rps, 3),
                      f"{num(units.bytes_per_s_to_gbps(s.egress_bytes_per_s), 2)} / "
                      f"{num(units.bytes_per_s_to_gbps(info.link_usable_bytes_per_s), 1)} ({pct(s.link_utilization)})",
-                     _f(s.prfaas_seconds_per_s, 2)])
+                     fixed(s.prfaas_seconds_per_s, 2)])
     return rows
 
 
@@ -52,9 +52,11 @@ def _systems(m: TopologyMethodPlan) -> list[list[str]]:
     b, hom, ind, nv, ratios = m.best, m.homogeneous, m.independent, m.naive, m.ratios
     h = hom.lambda_max_rps
     return [
-        ["Lambda_max req/s", _f(b.lambda_max_rps, 3), _f(ind.lambda_max_rps, 3), _f(h, 3), _f(nv.lambda_max_rps, 3)],
-        ["vs homogeneous", _x(ratios.prfaas_vs_homogeneous), _x(ind.lambda_max_rps / h if h > 0 else None), "1.00x",
-         _x(ratios.naive_vs_homogeneous)],
+        ["Lambda_max req/s", fixed(b.lambda_max_rps, 3), fixed(ind.lambda_max_rps, 3), fixed(h, 3),
+         fixed(nv.lambda_max_rps, 3)],
+        ["vs homogeneous", x_text(ratios.prfaas_vs_homogeneous), x_text(ind.lambda_max_rps / h if h > 0 else None),
+         "1.00x",
+         x_text(ratios.naive_vs_homogeneous)],
         ["bound by", b.binding, _kinds([a.binding for a in ind.alone]),
          _kinds([str(s.baseline.point.binding) for s in hom.sites]), nv.binding],
         ["$ per 1M requests", num(m.cost.cost_per_million_requests, 0), num(ind.cost.cost_per_million_requests, 0),
@@ -70,8 +72,8 @@ def _slo_rows(slo: Any) -> list[list[str]]:
             rows.append([SYSTEM_NAMES[key], "none", "-", "misses the bound even at zero load"])
             continue
         worst = max(v["ttft_p90_s"] if slo["statistic"] == "p90" else v["ttft_mean_s"] for v in d["sites"].values())
-        rows.append([SYSTEM_NAMES[key], _f(d["lambda_ttft_rps"], 3), _f(d["capacity_rps"], 3),
-                     f"{d['binding']} (worst site {_f(worst, 2)} s)"])
+        rows.append([SYSTEM_NAMES[key], fixed(d["lambda_ttft_rps"], 3), fixed(d["capacity_rps"], 3),
+                     f"{d['binding']} (worst site {fixed(worst, 2)} s)"])
     return rows
 
 
@@ -83,18 +85,18 @@ def _tables(r: TopologyPlanResult) -> list[Any]:
     title = (f"{r.scenario}: {r.model}, prefill service {r.prefill_site} ({pre.instances}x"
              f"{pre.gpus_per_instance}x{pre.hardware}) for {len(names)} PD sites (method: {r.method})")
     tight = [t for t in b.tight if t != b.binding]
-    caption = (f"Lambda_max {_f(b.lambda_max_rps, 3)} req/s in total, bound by {b.binding}"
+    caption = (f"Lambda_max {fixed(b.lambda_max_rps, 3)} req/s in total, bound by {b.binding}"
                + (f" (= {', '.join(tight)})" if tight else "")
                + f"; the prefill service is {pct(b.prfaas_utilization)} busy.")
     out: list[Any] = [table(title, ["site", "instances", "demand %", "t tokens", "N_p / N_d", "offloaded p %",
                                     "Lambda_i req/s", "egress / usable Gbps", "PrfaaS busy instances"],
                             _site_rows(r, b), caption=caption)]
     homog = " + ".join(f"{s.baseline.instances}x{s.baseline.hardware}" for s in m.homogeneous.sites)
-    caption = (f"Joint planning serves {_x(m.ratios.prfaas_vs_independent)} the requests of independent "
+    caption = (f"Joint planning serves {x_text(m.ratios.prfaas_vs_independent)} the requests of independent "
                "planning (the prefill service split by demand share, each site optimised alone).")
     if m.ratios.prfaas_vs_homogeneous_equal_cost is not None:
         caption += (f" At equal cost (catalog GPU-hour prices) it serves "
-                    f"{_x(m.ratios.prfaas_vs_homogeneous_equal_cost)} the requests of homogeneous PD.")
+                    f"{x_text(m.ratios.prfaas_vs_homogeneous_equal_cost)} the requests of homogeneous PD.")
     out.append(table("Systems side by side", ["", "joint PrfaaS-PD", "independent planning",
                                               f"homogeneous PD ({homog})", "naive heterogeneous"], _systems(m),
                      caption=caption))
@@ -107,9 +109,9 @@ def _tables(r: TopologyPlanResult) -> list[Any]:
     m_rows = []
     for name, d in r.methods.items():
         bb = d.best
-        split = ", ".join(f"{_t(s.threshold_tokens)} {s.n_p}/{s.n_d}" for s in bb.sites)
-        m_rows.append([name, split, _f(bb.lambda_max_rps, 3), _x(d.ratios.prfaas_vs_independent),
-                       _x(d.ratios.prfaas_vs_homogeneous), bb.binding])
+        split = ", ".join(f"{t_text(s.threshold_tokens)} {s.n_p}/{s.n_d}" for s in bb.sites)
+        m_rows.append([name, split, fixed(bb.lambda_max_rps, 3), x_text(d.ratios.prfaas_vs_independent),
+                       x_text(d.ratios.prfaas_vs_homogeneous), bb.binding])
     out.append(table("Both methods", ["method", f"t tokens, N_p/N_d per site ({', '.join(names)})",
                                       "Lambda req/s", "vs independent", "vs homog.", "bound by"], m_rows,
                      caption="\n".join(f"{k}: {v}" for k, v in r.sources.items())))
@@ -124,7 +126,7 @@ def emit_topology_latency(fmt: str, r: TopologyLatencyResult, payload: dict[str,
     """`latency` (or the analytic side of `simulate`) per system and site of a topology."""
 
     def split(t: SystemTiming) -> str:
-        return f"{_t(t.threshold_tokens) if t.threshold_tokens else '-'} {t.n_p}/{t.n_d}"
+        return f"{t_text(t.threshold_tokens) if t.threshold_tokens else '-'} {t.n_p}/{t.n_d}"
 
     def tables():
         rows = []
@@ -162,9 +164,10 @@ def emit_topology_sweep(fmt: str, s: dict[str, Any]) -> None:
             if not r["feasible"]:
                 rows.append([r["value_text"], "infeasible", "", "", r["reason"]])
                 continue
-            split = ", ".join(f"{_t(r['sites'][n]['threshold_tokens'])} {r['sites'][n]['n_p']}/{r['sites'][n]['n_d']}"
+            split = ", ".join(f"{t_text(r['sites'][n]['threshold_tokens'])} "
+                              f"{r['sites'][n]['n_p']}/{r['sites'][n]['n_d']}"
                               for n in names)
-            rows.append([r["value_text"], split, _f(r["lambda_max_rps"], 3), _x(r["prfaas_vs_independent"]),
+            rows.append([r["value_text"], split, fixed(r["lambda_max_rps"], 3), x_text(r["prfaas_vs_independent"]),
                          r["binding"]])
         return [table(f"Sweep of {s['key']} ({s['scale']} steps)",
                       [s["key"], f"t tokens, N_p/N_d per site ({', '.join(names)})", "Lambda req/s", "vs independent",
