@@ -143,3 +143,23 @@ def test_both_laws_at_once():
     link = run_json("--trace", str(AZURE), "--set", QUANTILES, "--plan-at", "bandwidth=p10")
     assert both["best"] == link["best"] and both["robustness"]["plan_at"] == "p10"
     assert both["robustness"]["rate_rps"] == pytest.approx(both["planned_rate"]["rate_rps"], rel=1e-12)
+
+
+@pytest.mark.slow
+def test_report_plans_and_buys_for_the_busy_hour_and_replays_the_trace(tmp_path):
+    """report --trace --plan-at rate=p90: the plan's closing line names the window, the sizing
+    buys for its rate, and the latency section shows the trace replayed in the simulator first,
+    with the line saying where the analytic model does not hold for these arrivals."""
+    import html
+    import re
+
+    out = tmp_path / "r.html"
+    res = runner.invoke(app, ["report", "--trace", str(AZURE), "--plan-at", "rate=p90", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", out.read_text())))
+    sc = load_scenario(None, Catalog.default(), trace=str(AZURE))
+    rate = plan_at.parse(sc, "rate=p90").rate.rate_rps
+    assert f"planned at the trace's P90 windowed rate, {rate:.3f} req/s" in text
+    assert f"what to buy for {rate:.3f} req/s" in text
+    replay = text.index("the trace replayed in the simulator")
+    assert replay < text.index("paper-case-study: analytic TTFT at") and "does not hold for this trace's arrivals" in text

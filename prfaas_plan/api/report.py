@@ -96,11 +96,12 @@ def ttft_cdf(sc: ScenarioSpec, rate_rps: float, load: float, *, points: int = 12
 
 def report(ref: str | None, catalog: Any, *, overrides: list[str] | None = None, method: str | None = None,
            trace: Any = None, simulate: bool = False, command: str = "",
-           ready: Callable[[str, Any], None] | None = None) -> ReportData:
+           ready: Callable[[str, Any], None] | None = None, plan_at: str | None = None) -> ReportData:
     """Run what the report shows (see the module docstring); each part's wall time in ``timings_s``.
 
     ``ready(name, result)`` is called as each result with a figure exists ("figure5", "sweep",
-    "cdf", "sizing"), so that a renderer may draw it while the rest computes."""
+    "cdf", "sizing"), so that a renderer may draw it while the rest computes. ``plan_at``: as
+    `optimize --plan-at` for the plan, and its rate percentile for the sizing (``api.plan_at``)."""
     hook = ready or (lambda name, value: None)
     from prfaas_plan.api import degrade as api_degrade
     from prfaas_plan.api import sweep as api_sweep
@@ -110,8 +111,11 @@ def report(ref: str | None, catalog: Any, *, overrides: list[str] | None = None,
     clock = _Clock()
     overrides = list(overrides or [])
     notes: dict[str, list[str]] = {}
+    from prfaas_plan.api import plan_at as plan_at_
+
     sc = clock("load", load_scenario, ref, catalog, overrides=overrides, method=method, trace=trace)
-    plan = clock("optimize", optimize, sc)
+    at = plan_at_.parse(sc, plan_at)
+    plan = clock("optimize", optimize, sc, plan_at=plan_at)
     fig5 = None
     if not sc.multi_site:
         from prfaas_plan.api.figures import figure5_data
@@ -141,7 +145,8 @@ def report(ref: str | None, catalog: Any, *, overrides: list[str] | None = None,
         from prfaas_plan.report.size_json import size_json
 
         try:
-            sized = clock("size", size, sc)
+            busy = sc if at is None or at.rate is None else plan_at_.at_rate(sc, at.rate)
+            sized = clock("size", size, busy)
             out |= {"sizing": sized, "sizing_payload": size_json(sized)}
             hook("sizing", sized)
         except (SpecError, InfeasibleError) as exc:
@@ -197,8 +202,10 @@ def _latency(sc: ScenarioSpec, clock: _Clock, notes: dict[str, list[str]]) -> tu
             payload = topology_latency_json(r)
         else:
             from prfaas_plan.api import latency as api_latency
+            from prfaas_plan.api.sim import trace_check
 
             r = clock("latency", api_latency.latency, sc, load=LATENCY_LOAD)
+            r = clock("trace check", trace_check, sc, r)  # a trace: replayed, the analytic P90 held against it
             payload = latency_json(r)
     except InfeasibleError as exc:
         notes.setdefault("latency", []).append(left_out("The analytic TTFT (`prfaas-plan latency`)", exc, ()))

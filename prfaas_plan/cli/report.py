@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from prfaas_plan.cli.app import app
-from prfaas_plan.cli.options import CatalogOpt, catalog_from, html_output, write_text
+from prfaas_plan.cli.options import CatalogOpt, PlanAtOpt, catalog_from, html_output, write_text
 from prfaas_plan.cli.plan import (
     MethodOpt,
     ModelFilterOpt,
@@ -27,7 +27,7 @@ OutputOpt = Annotated[Path, typer.Option("--output", "-o", help="Write the repor
 
 def command_line(scenario: str | None, set_: list[str] | None, method: str | None, trace: Path | None,
                  simulate: bool, catalog: list[Path] | None, output: Path, trace_format: str | None = None,
-                 model_filter: str | None = None) -> str:
+                 model_filter: str | None = None, plan_at: str | None = None) -> str:
     """The shell command that writes this report again, with the options as given."""
     argv = ["prfaas-plan", "report", *([scenario] if scenario is not None else [])]
     for item in set_ or []:
@@ -37,6 +37,7 @@ def command_line(scenario: str | None, set_: list[str] | None, method: str | Non
     argv += ["--trace-format", trace_format] if trace_format is not None else []
     argv += ["--model-filter", model_filter] if model_filter is not None else []
     argv += ["--simulate"] if simulate else []
+    argv += ["--plan-at", plan_at] if plan_at is not None else []
     for folder in catalog or []:
         argv += ["--catalog", str(folder)]
     return shlex.join([*argv, "-o", str(output)])
@@ -53,6 +54,7 @@ def report(
     model_filter: ModelFilterOpt = None,
     simulate: Annotated[bool, typer.Option("--simulate", help="Add the simulated TTFT (simulate at its defaults: "
                                            "load 0.8, 20,000 requests a system); off by default")] = False,
+    plan_at: PlanAtOpt = None,
     catalog: CatalogOpt = None,
 ) -> None:
     """One self-contained HTML file for a design review: first the decision (the plan, its gains,
@@ -69,13 +71,13 @@ def report(
     from prfaas_plan.report.html_figures import Figures
 
     chosen = trace_arg(trace, trace_format, model_filter)
-    cmd = command_line(scenario, set_, method, trace, simulate, catalog, output, trace_format, model_filter)
+    cmd = command_line(scenario, set_, method, trace, simulate, catalog, output, trace_format, model_filter, plan_at)
     with Figures() as figures:  # a second process, started first, draws the figures while the rest computes
         from prfaas_plan.api.report import report as report_
         from prfaas_plan.report.html import render
 
         data = report_(scenario, catalog_from(catalog), overrides=set_, method=method_choice(method),
-                       trace=chosen, simulate=simulate, command=cmd, ready=figures.offer)
+                       trace=chosen, simulate=simulate, command=cmd, ready=figures.offer, plan_at=plan_at)
         html = render(data, figures)
     write_text(output, html, "--output")
     typer.echo(f"wrote {output}", err=True)
