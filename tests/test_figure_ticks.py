@@ -116,7 +116,7 @@ def test_the_study_report_is_readable(tmp_path):
 def test_the_report_figures_are_readable(args, monkeypatch):
     """Drawn here, not in the report's figure process, so that every one is checked."""
     from prfaas_plan.api.report import report
-    from prfaas_plan.cli.plan import trace_arg
+    from prfaas_plan.cli.options import trace_arg
     from prfaas_plan.io.load import Catalog
     from prfaas_plan.report.html import render
     from prfaas_plan.report.html_figures import Figures

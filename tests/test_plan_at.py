@@ -162,4 +162,5 @@ def test_report_plans_and_buys_for_the_busy_hour_and_replays_the_trace(tmp_path)
     assert f"planned at the trace's P90 windowed rate, {rate:.3f} req/s" in text
     assert f"what to buy for {rate:.3f} req/s" in text
     replay = text.index("the trace replayed in the simulator")
-    assert replay < text.index("paper-case-study: analytic TTFT at") and "does not hold for this trace's arrivals" in text
+    assert replay < text.index("paper-case-study: analytic TTFT at")
+    assert "does not hold for this trace's arrivals" in text

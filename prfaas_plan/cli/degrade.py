@@ -7,8 +7,16 @@ from typing import Annotated
 import typer
 
 from prfaas_plan.cli.app import app
-from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from
-from prfaas_plan.cli.plan import MethodOpt, ScenarioArg, SetOpt, method_choice
+from prfaas_plan.cli.options import (
+    CatalogOpt,
+    Format,
+    FormatOpt,
+    MethodOpt,
+    ScenarioArg,
+    SetOpt,
+    catalog_from,
+    method_choice,
+)
 
 
 @app.command("degrade")

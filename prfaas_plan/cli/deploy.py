@@ -10,8 +10,16 @@ from typing import Annotated
 import typer
 
 from prfaas_plan.cli.app import app
-from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from, output_check
-from prfaas_plan.cli.plan import MethodOpt, ScenarioArg, SetOpt
+from prfaas_plan.cli.options import (
+    CatalogOpt,
+    Format,
+    FormatOpt,
+    MethodOpt,
+    ScenarioArg,
+    SetOpt,
+    catalog_from,
+    output_check,
+)
 
 TargetOpt = Annotated[str, typer.Option("--target", "-t", help="llm-d, sglang, vllm or dynamo")]
 DirOpt = Annotated[Path, typer.Option("--output", "-o", help="Folder to write the files and their README.md into "
@@ -52,8 +60,7 @@ def deploy(
     Example: prfaas-plan deploy two-regions --target llm-d -o two-regions-llm-d
     """
     from prfaas_plan.api.deploy import check_target, deployment, generate
-    from prfaas_plan.cli.options import write_text
-    from prfaas_plan.cli.plan import method_choice
+    from prfaas_plan.cli.options import method_choice, write_text
     from prfaas_plan.deploy.readme import readme
     from prfaas_plan.io.scenario import load_scenario, scenario_mapping
 

@@ -7,14 +7,17 @@ from typing import Annotated
 import typer
 
 from prfaas_plan.cli.app import app
-from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from
-from prfaas_plan.cli.plan import (
+from prfaas_plan.cli.options import (
+    CatalogOpt,
+    Format,
+    FormatOpt,
     MethodOpt,
     ModelFilterOpt,
     ScenarioArg,
     SetOpt,
     TraceFormatOpt,
     TraceOpt,
+    catalog_from,
     method_choice,
     trace_arg,
 )

@@ -100,3 +100,45 @@ def catalog_from(paths: list[Path] | None):
     from prfaas_plan.io.load import Catalog
 
     return Catalog.default(paths or ())
+
+
+# --- the scenario options every scenario command takes
+
+ScenarioArg = Annotated[
+    str | None,
+    typer.Argument(help="Scenario YAML or catalog name (default: the paper's case study)", show_default=False),
+]
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option("--set", help="Override a scenario field by dotted path, e.g. link.bandwidth=10Gbps, "
+                 "model=MiniMax-M2.5; repeatable"),
+]
+MethodOpt = Annotated[str | None, typer.Option("--method", help="paper (stage at its mean length) or exact")]
+TraceOpt = Annotated[Path | None, typer.Option(
+    "--trace", help="Request trace as the workload: Mooncake or Bailian JSONL, Azure or BurstGPT CSV")]
+TraceFormatOpt = Annotated[str | None, typer.Option(
+    "--trace-format", help="auto (default: from the file's header or first line), mooncake, azure, burstgpt or "
+    "bailian", show_default=False)]
+ModelFilterOpt = Annotated[str | None, typer.Option(
+    "--model-filter", metavar="NAME", help="BurstGPT: keep only the rows whose Model is NAME (exact, "
+    "case-sensitive), e.g. GPT-4")]
+
+
+def trace_arg(trace: Path | None, trace_format: str | None, model_filter: str | None):
+    """What the three trace options give, for ``load_scenario(trace=...)``: None, the file, or a
+    ``TraceChoice``; an unknown format is refused here, naming the option."""
+    if trace_format is None and model_filter is None:  # the usual case: no reader imported here
+        return str(trace) if trace else None
+    from prfaas_plan.io.scenario import TraceChoice
+    from prfaas_plan.io.trace import FORMAT_CHOICES
+
+    if trace_format is not None and trace_format not in FORMAT_CHOICES:
+        raise SpecError(f"unknown trace format {trace_format!r} (use one of {', '.join(FORMAT_CHOICES)})",
+                        field="--trace-format")
+    return TraceChoice(file=str(trace) if trace else None, format=trace_format, model_filter=model_filter)
+
+
+def method_choice(method: str | None) -> str | None:
+    if method is not None and method not in ("paper", "exact"):
+        raise SpecError(f"unknown method {method!r} (use paper or exact)", field="--method")
+    return method

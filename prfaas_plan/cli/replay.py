@@ -8,8 +8,7 @@ from typing import Annotated
 import typer
 
 from prfaas_plan.cli.app import app
-from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, PlotOpt, catalog_from
-from prfaas_plan.cli.plan import ScenarioArg, SetOpt
+from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, PlotOpt, ScenarioArg, SetOpt, catalog_from
 from prfaas_plan.cli.sim import DurationOpt, LoadOpt, RateOpt, SeedOpt
 
 SeriesOpt = Annotated[Path | None, typer.Option("--series", help="CSV time_s,bandwidth to replay (default: the "

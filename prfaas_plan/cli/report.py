@@ -9,16 +9,20 @@ from typing import Annotated
 import typer
 
 from prfaas_plan.cli.app import app
-from prfaas_plan.cli.options import CatalogOpt, PlanAtOpt, catalog_from, html_output, write_text
-from prfaas_plan.cli.plan import (
+from prfaas_plan.cli.options import (
+    CatalogOpt,
     MethodOpt,
     ModelFilterOpt,
+    PlanAtOpt,
     ScenarioArg,
     SetOpt,
     TraceFormatOpt,
     TraceOpt,
+    catalog_from,
+    html_output,
     method_choice,
     trace_arg,
+    write_text,
 )
 
 OutputOpt = Annotated[Path, typer.Option("--output", "-o", help="Write the report here (.html); the folder must "

@@ -8,8 +8,10 @@ from typing import Annotated, Any
 import typer
 
 from prfaas_plan.cli.app import app
-from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from, output_check, write_text
-from prfaas_plan.cli.plan import (
+from prfaas_plan.cli.options import (
+    CatalogOpt,
+    Format,
+    FormatOpt,
     MethodOpt,
     ModelFilterOpt,
     PlotOpt,
@@ -17,8 +19,11 @@ from prfaas_plan.cli.plan import (
     SetOpt,
     TraceFormatOpt,
     TraceOpt,
+    catalog_from,
     method_choice,
+    output_check,
     trace_arg,
+    write_text,
 )
 from prfaas_plan.cli.progress import Bar
 from prfaas_plan.errors import SpecError

@@ -12,13 +12,19 @@ from prfaas_plan.cli.options import (
     CatalogOpt,
     Format,
     FormatOpt,
+    MethodOpt,
+    ModelFilterOpt,
     PlanAtOpt,
     PlotOpt,
+    ScenarioArg,
+    SetOpt,
+    TraceFormatOpt,
+    TraceOpt,
     catalog_from,
     output_check,
+    trace_arg,
     write_text,
 )
-from prfaas_plan.cli.plan import MethodOpt, ModelFilterOpt, ScenarioArg, SetOpt, TraceFormatOpt, TraceOpt, trace_arg
 
 DemandOpt = Annotated[str | None, typer.Option("--demand", help="Total demand, e.g. 40rps (replaces sizing.demand)")]
 OutputOpt = Annotated[Path | None, typer.Option("--output", "-o", help="Write the chosen plan as a scenario YAML "
@@ -51,7 +57,7 @@ def size(
     """
     from prfaas_plan.api import plan_at as plan_at_
     from prfaas_plan.api.size import size as size_
-    from prfaas_plan.cli.plan import method_choice
+    from prfaas_plan.cli.options import method_choice
     from prfaas_plan.io.scenario import load_scenario
     from prfaas_plan.report.size_json import size_json
     from prfaas_plan.report.views_size import emit_size
@@ -76,7 +82,7 @@ def _write_plan(scenario, set_, method, demand, cat, sc, result, output: Path) -
 
     from prfaas_plan.api.optimize import optimize
     from prfaas_plan.api.size_plan import plan_file
-    from prfaas_plan.cli.plan import method_choice
+    from prfaas_plan.cli.options import method_choice
     from prfaas_plan.errors import InfeasibleError
     from prfaas_plan.io.scenario import load_scenario, scenario_mapping
     from prfaas_plan.report.plan_yaml import plan_mapping

@@ -8,16 +8,21 @@ from typing import Annotated
 import typer
 
 from prfaas_plan.cli.app import app
-from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, catalog_from, output_check, write_text
-from prfaas_plan.cli.plan import (
+from prfaas_plan.cli.options import (
+    CatalogOpt,
+    Format,
+    FormatOpt,
     MethodOpt,
     ModelFilterOpt,
     ScenarioArg,
     SetOpt,
     TraceFormatOpt,
     TraceOpt,
+    catalog_from,
     method_choice,
+    output_check,
     trace_arg,
+    write_text,
 )
 
 BandwidthsOpt = Annotated[str | None, typer.Option(

@@ -8,8 +8,7 @@ from typing import Annotated
 import typer
 
 from prfaas_plan.cli.app import WarningsGroup, app
-from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, PlotOpt, catalog_from
-from prfaas_plan.cli.plan import ModelFilterOpt, TraceFormatOpt
+from prfaas_plan.cli.options import CatalogOpt, Format, FormatOpt, ModelFilterOpt, PlotOpt, TraceFormatOpt, catalog_from
 
 trace_app = typer.Typer(cls=WarningsGroup, help="Inspect a request trace.", no_args_is_help=True)
 app.add_typer(trace_app, name="trace")
