@@ -187,6 +187,10 @@ class ModelSpec:
     weight_format: WeightFormat | None = None
     profiles: tuple[MeasuredProfile, ...] = field(default_factory=tuple)
     notes: str = ""
+    # attention and dense MLP of a layer read the same normed input and their outputs are summed
+    # (HF ``parallel_attn``, Falcon; ``use_parallel_residual``, GPT-NeoX; GPT-J's block): under
+    # tensor parallelism the two partial sums are reduced together, one all-reduce per layer
+    parallel_attn: bool = False
 
     def groups(self, kind: AttentionKind) -> tuple[LayerGroup, ...]:
         return tuple(g for g in self.layers if g.kind == kind)
