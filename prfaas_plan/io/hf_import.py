@@ -139,7 +139,7 @@ def import_hf_config(config: dict[str, Any], *, source: str) -> dict[str, Any]:
         out["state_dtype"] = state or "fp32"
     if ffn.moe is not None:
         out["moe"] = ffn.moe
-    if c.get("parallel_attn") is True or c.get("use_parallel_residual") is True:
+    if any(c.get(k) is True for k in ("parallel_attn", "use_parallel_residual", "new_decoder_architecture")):
         out["parallel_attn"] = True  # attention and MLP off one input: one all-reduce per layer
     out["layers"] = list(groups.values())
     lead = ("Imported from a HuggingFace config; params computed from the architecture "

@@ -188,8 +188,9 @@ class ModelSpec:
     profiles: tuple[MeasuredProfile, ...] = field(default_factory=tuple)
     notes: str = ""
     # attention and dense MLP of a layer read the same normed input and their outputs are summed
-    # (HF ``parallel_attn``, Falcon; ``use_parallel_residual``, GPT-NeoX; GPT-J's block): under
-    # tensor parallelism the two partial sums are reduced together, one all-reduce per layer
+    # (HF ``parallel_attn`` / ``new_decoder_architecture``, Falcon; ``use_parallel_residual``,
+    # GPT-NeoX; GPT-J's block): under tensor parallelism engines reduce the two partial sums
+    # together, one all-reduce per layer (vLLM's Falcon, TensorRT-LLM's Falcon since 2024)
     parallel_attn: bool = False
 
     def groups(self, kind: AttentionKind) -> tuple[LayerGroup, ...]:

@@ -36,7 +36,7 @@ def test_moe_layers_keep_their_all_to_all(cat):
     assert collectives(replace(ds, parallel_attn=True), 8) == 61 + 116
 
 
-@pytest.mark.parametrize("key", ["parallel_attn", "use_parallel_residual"])
+@pytest.mark.parametrize("key", ["parallel_attn", "use_parallel_residual", "new_decoder_architecture"])
 def test_the_hub_flag_is_imported(key):
     config = {"hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8, "intermediate_size": 4096,
               "vocab_size": 1000, key: True}
