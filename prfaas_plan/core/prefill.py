@@ -39,6 +39,7 @@ from prfaas_plan.core.timing import PrefillTimer, Source
 from prfaas_plan.core.work import (  # noqa: F401 (re-exported: the work counts are read as prefill's)
     LINEAR_CHUNK,
     STATE_FLOPS,
+    all_reduces,
     attention_class,
     attention_flops,
     by_attention_class,
@@ -119,8 +120,9 @@ class PrefillResult:
 def collective_bytes(model: ModelSpec, tokens: ArrayLike, gpus: int) -> NDArray[np.float64]:
     """Bytes each GPU sends (per direction) for ``tokens`` tokens through all layers.
 
-    Tensor parallel over G GPUs: after every token mixer and every dense FFN, a ring all-reduce
-    of tokens x hidden bf16 values, 2 (G-1)/G of it per GPU. Expert parallel MoE layers: an
+    Tensor parallel over G GPUs: after every token mixer and every dense FFN (once per layer for a
+    parallel block, ``core.work.all_reduces``), a ring all-reduce of tokens x hidden bf16 values,
+    2 (G-1)/G of it per GPU. Expert parallel MoE layers: an
     all-to-all dispatch (fp8 with fp8 weights, else bf16) and bf16 combine of each token's top-k
     activations, tokens sharded over the GPUs, (G-1)/G of the picks leaving a GPU:
     (G-1)/G x tokens/G x k x hidden x (dispatch + combine bytes).
@@ -132,7 +134,7 @@ def collective_bytes(model: ModelSpec, tokens: ArrayLike, gpus: int) -> NDArray[
     h = model.hidden_size
     all_reduce = 2.0 * (g - 1) / g * t * h * ACT_BYTES
     n_moe = moe_layers(model)
-    out = all_reduce * (model.num_hidden_layers + model.num_hidden_layers - n_moe)
+    out = all_reduce * all_reduces(model)
     if model.moe is not None:
         dispatch = DType.FP8.bytes if model.weight_dtype in (DType.FP8, DType.FP4) else ACT_BYTES
         a2a = (g - 1) / g * t / g * model.moe.num_experts_per_tok * h * (dispatch + ACT_BYTES)

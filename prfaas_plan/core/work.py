@@ -120,13 +120,20 @@ def routed_params_per_token(model: ModelSpec) -> float:
     return moe_layers(model) * model.moe.num_experts_per_tok * expert_params(model)
 
 
+def all_reduces(model: ModelSpec) -> int:
+    """Tensor-parallel all-reduces per forward pass: one after every token mixer and one after every
+    dense FFN, except that a parallel block (``parallel_attn``: mixer and dense FFN summed off one
+    input) reduces both partial sums in one; MoE layers combine by all-to-all instead."""
+    dense_ffn = model.num_hidden_layers - moe_layers(model)
+    return model.num_hidden_layers + (0 if model.parallel_attn else dense_ffn)
+
+
 def collectives(model: ModelSpec, gpus: int) -> int:
-    """Collectives per forward pass over G GPUs: an all-reduce after every mixer and dense FFN, an
-    all-to-all dispatch and combine per MoE layer; none on one GPU."""
+    """Collectives per forward pass over G GPUs: the all-reduces (``all_reduces``) and an all-to-all
+    dispatch and combine per MoE layer; none on one GPU."""
     if gpus <= 1:
         return 0
-    n_moe = moe_layers(model)
-    return 2 * model.num_hidden_layers - n_moe + 2 * n_moe
+    return all_reduces(model) + 2 * moe_layers(model)
 
 
 def expected_distinct_experts(num_experts: int, top_k: int, picks: ArrayLike) -> NDArray[np.float64] | float:

@@ -146,6 +146,8 @@ def import_hf_config(config: dict[str, Any], *, source: str) -> dict[str, Any]:
         out["state_dtype"] = state or "fp32"
     if ffn.moe is not None:
         out["moe"] = ffn.moe
+    if any(c.get(k) is True for k in ("parallel_attn", "use_parallel_residual", "new_decoder_architecture")):
+        out["parallel_attn"] = True  # attention and MLP off one input: one all-reduce per layer
     out["layers"] = list(groups.values())
     lead = ("Imported from a HuggingFace config; params computed from the architecture "
             "(active = per-token matmul weights: no input embedding, top-k experts).")

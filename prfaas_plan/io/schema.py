@@ -246,6 +246,7 @@ class ModelFile(Strict):
     layers: list[Layers] = Field(min_length=1)
     profiles: list[ProfileFields] = Field(default_factory=list)
     notes: str = ""
+    parallel_attn: bool = False
 
     _counts = field_validator("params_total", "params_active", mode="before")(lambda v: _parse_count(v))
 
@@ -285,6 +286,7 @@ class ModelFile(Strict):
             layers=tuple(g.to_spec() for g in self.layers),
             profiles=tuple(p.to_spec() for p in self.profiles),
             notes=self.notes,
+            parallel_attn=self.parallel_attn,
         )
 
 

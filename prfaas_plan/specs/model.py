@@ -187,6 +187,11 @@ class ModelSpec:
     weight_format: WeightFormat | None = None
     profiles: tuple[MeasuredProfile, ...] = field(default_factory=tuple)
     notes: str = ""
+    # attention and dense MLP of a layer read the same normed input and their outputs are summed
+    # (HF ``parallel_attn`` / ``new_decoder_architecture``, Falcon; ``use_parallel_residual``,
+    # GPT-NeoX; GPT-J's block): under tensor parallelism engines reduce the two partial sums
+    # together, one all-reduce per layer (vLLM's Falcon, TensorRT-LLM's Falcon since 2024)
+    parallel_attn: bool = False
 
     def groups(self, kind: AttentionKind) -> tuple[LayerGroup, ...]:
         return tuple(g for g in self.layers if g.kind == kind)
