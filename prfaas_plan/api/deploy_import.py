@@ -78,8 +78,9 @@ Origin = dict[str, tuple[str, str | None]]  # a scenario field the files set -> 
 
 
 def _whence(pools: list[Any], key: str, site: str, folder: Path) -> tuple[str, str | None]:
-    """Where the files say a site's ``key``: the first pool's file and key path (and how many more add to it)."""
-    given = [p for p in pools if key in p.where]
+    """Where the files say a site's ``key``: the first pool's file and key path; for the instances, the
+    largest pool's (and how many more add to it)."""
+    given = sorted((p for p in pools if key in p.where), key=lambda p: -p.instances if key == "instances" else 0)
     if not given:
         return str(folder), f"site {site}"
     more = f" (and {len(given) - 1} more pools of site {site})" if key == "instances" and len(given) > 1 else ""

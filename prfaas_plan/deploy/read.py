@@ -106,8 +106,9 @@ def _role_of_args(args: list[str], path: Path, field: str) -> str | None:
         config = json.loads(kv)
     except ValueError:
         raise fail("expected JSON after --kv-transfer-config", kv, path, field) from None
-    role = config.get("kv_role") if isinstance(config, dict) else None
-    return {"kv_producer": PREFILL_SERVICE, "kv_consumer": DECODE}.get(role) if isinstance(role, str) else None
+    role = text(config.get("kv_role"), path, f"{field} (--kv-transfer-config kv_role)") \
+        if isinstance(config, dict) else None
+    return {"kv_producer": PREFILL_SERVICE, "kv_consumer": DECODE}.get(role or "")
 
 
 def _gpus(args: list[str], path: Path, field: str) -> tuple[int | None, str]:
