@@ -276,6 +276,13 @@ MUTATIONS = {  # bug class: (target, file, edit of the documents, key path named
     "scenario value NaN": ("sglang", "local.compose.yaml", lambda d: d[0]["x-prfaas-plan"]["scenario_data"][
         "search"]["threshold"].update(max=float("nan")), "scenario_data.search.threshold.max",
         "Input should be a finite number (got nan)"),
+    "scenario profile falling": ("sglang", "local.compose.yaml", lambda d: d[0]["x-prfaas-plan"]["scenario_data"][
+        "profiles"][0]["points"][0].update(prefill_s=10**7), "scenario_data.profiles[0]",
+        "profile prefill times must not fall as the length grows, got [10000000.0, 1.5578, 5.0387, 22.3192]"),
+    "scenario profile no curve": ("sglang", "local.compose.yaml", lambda d: d[0]["x-prfaas-plan"]["scenario_data"][
+        "profiles"][0]["points"][3].update(prefill_s=10**4), "scenario_data.profiles[0]",
+        "the curve through these prefill times ([0.6875, 1.5578, 5.0387, 10000.0]) falls to -4.13 s at 8,579 "
+        "tokens: the times grow too unevenly for a prefill curve"),
     "plan site not a mapping": ("sglang", "local.compose.yaml", lambda d: d[0]["x-prfaas-plan"]["sites"].update(
         local="nan"), "sites.local", "expected a mapping, got 'nan'"),
     "plan threshold NaN": ("sglang", "local.compose.yaml", lambda d: d[0]["x-prfaas-plan"]["sites"]["local"].update(
