@@ -227,3 +227,121 @@ def test_output_folder_that_is_a_file(tmp_path):
     (tmp_path / "f").write_text("x")
     assert "is a file" in one_line(invoke("deploy", "--target", "vllm", "-o", str(tmp_path / "f")))
     shutil.rmtree(tmp_path)
+
+
+# --- a value of the wrong kind anywhere in the files: one line naming the file, the key path, the value ---------
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    """Each target's files for the case study, written once (a test edits a copy)."""
+    out = {}
+    for target in TARGETS:
+        path = tmp_path_factory.mktemp("gen") / target
+        assert invoke("deploy", "--target", target, "-o", str(path)).exit_code == 0
+        out[target] = path
+    return out
+
+
+def _plan_json(key, change):
+    """An edit of a JSON plan block held at ``key`` of a mapping (a ConfigMap's data, a graph's annotations)."""
+    def edit(holder):
+        plan = json.loads(holder[key])
+        change(plan)
+        holder[key] = json.dumps(plan)
+    return edit
+
+
+def _epp(change):
+    def edit(values):
+        configs = values[0]["inferenceExtension"]["pluginsCustomConfig"]
+        epp = yaml.safe_load(configs["prfaas-pd.yaml"])
+        change(epp)
+        configs["prfaas-pd.yaml"] = yaml.safe_dump(epp)
+    return edit
+
+
+DECODE_0 = "services.local-decode-0"
+PLAN = "prfaas-plan.io/plan"
+MUTATIONS = {  # bug class: (target, file, edit of the documents, key path named, message)
+    "label not a string": ("sglang", "local.compose.yaml", lambda d: d[0]["services"]["local-decode-0"]["labels"]
+                           .update({"prfaas-plan.io/site": True}), f"{DECODE_0}.labels.prfaas-plan.io/site",
+                           "expected a non-empty string, got true"),
+    "scenario entry null": ("sglang", "local.compose.yaml", lambda d: d[0]["x-prfaas-plan"]["scenario_data"][
+        "clusters"].update(local=None), "scenario_data.clusters.local", "expected a mapping, got null"),
+    "scenario entry in JSON": ("dynamo", "local.dgd.yaml", lambda d: _plan_json(PLAN, lambda p: p["scenario_data"]
+                               .update(clusters=[]))(d[0]["metadata"]["annotations"]), "scenario_data.clusters",
+                               "expected a mapping, got a list"),
+    "scenario sites not a mapping": ("sglang", "local.compose.yaml", lambda d: d[0]["x-prfaas-plan"][
+        "scenario_data"].update(sites=[]), "scenario_data.sites", "expected a mapping, got a list"),
+    "scenario value NaN": ("sglang", "local.compose.yaml", lambda d: d[0]["x-prfaas-plan"]["scenario_data"][
+        "search"]["threshold"].update(max=float("nan")), "scenario_data.search.threshold.max",
+        "Input should be a finite number (got nan)"),
+    "scenario profile falling": ("sglang", "local.compose.yaml", lambda d: d[0]["x-prfaas-plan"]["scenario_data"][
+        "profiles"][0]["points"][0].update(prefill_s=10**7), "scenario_data.profiles[0]",
+        "profile prefill times must not fall as the length grows, got [10000000.0, 1.5578, 5.0387, 22.3192]"),
+    "scenario profile no curve": ("sglang", "local.compose.yaml", lambda d: d[0]["x-prfaas-plan"]["scenario_data"][
+        "profiles"][0]["points"][3].update(prefill_s=10**4), "scenario_data.profiles[0]",
+        "the curve through these prefill times ([0.6875, 1.5578, 5.0387, 10000.0]) falls to -4.13 s at 8,579 "
+        "tokens: the times grow too unevenly for a prefill curve"),
+    "plan site not a mapping": ("sglang", "local.compose.yaml", lambda d: d[0]["x-prfaas-plan"]["sites"].update(
+        local="nan"), "sites.local", "expected a mapping, got 'nan'"),
+    "plan threshold NaN": ("sglang", "local.compose.yaml", lambda d: d[0]["x-prfaas-plan"]["sites"]["local"].update(
+        threshold_tokens=float("nan")), "sites.local.threshold_tokens",
+        "expected a number of tokens from 0 to 1000000000 or null, got NaN"),
+    "plan site missing": ("sglang", "local.compose.yaml", lambda d: d[0]["x-prfaas-plan"].update(sites={}),
+                          "sites.local", "no router threshold for site local in the files and the plan block has "
+                          "none for it"),
+    "list not a list": ("sglang", "local.compose.yaml", lambda d: d[0]["services"]["local-decode-0"]["deploy"][
+        "resources"]["reservations"].update(devices=True), f"{DECODE_0}.deploy.resources.reservations.devices",
+        "expected a list, got true"),
+    "pools that differ": ("sglang", "local.compose.yaml", lambda d: d[0]["services"]["local-decode-0"]["labels"]
+                          .update({"prfaas-plan.io/hardware": "H100"}), f"{DECODE_0}.labels.prfaas-plan.io/hardware",
+                          "the pools of site local differ in hardware (a site has one kind of instance): 'H100' "
+                          "here, 'H20' at services.local-local-prefill-0.labels.prfaas-plan.io/hardware of "
+                          "local.compose.yaml"),
+    "fleet over the scenario's bound": ("sglang", "local.compose.yaml", lambda d: d[0]["services"][
+        "local-decode-0"]["deploy"].update(replicas=20_000), f"{DECODE_0}.deploy.replicas (and 7 more pools of "
+        "site local)", "Input should be less than or equal to 10000 (got 20007)"),
+    "command that does not split": ("llm-d", "model-servers.yaml", lambda d: d[1]["spec"]["template"]["spec"][
+        "containers"][0].update(args="vllm serve 'x"), "documents[1].spec.template.spec.containers[0].args",
+        "expected a command line (no closing quotation), got \"vllm serve 'x\""),
+    "count not ASCII digits": ("llm-d", "model-servers.yaml", lambda d: (
+        d[1]["spec"]["template"]["spec"]["containers"][0].pop("resources"),  # the GPUs from the TP flag
+        d[1]["spec"]["template"]["spec"]["containers"][0]["args"].__setitem__(4, "²")),
+        "documents[1].spec.template.spec.containers[0].args (--tensor-parallel-size)",
+        "expected a whole number of GPUs from 1 to 1024, got '²'"),
+    "kind null": ("llm-d", "model-servers.yaml", lambda d: d[1].update(kind=None), "documents[1].kind",
+                  "expected a non-empty string, got null"),
+    "plan holder not a mapping": ("llm-d", "model-servers.yaml", lambda d: d[0].update(data="x"), "documents[0].data",
+                                  "expected a mapping, got 'x'"),
+    "key not a string": ("llm-d", "local-inferencepool-values.yaml", lambda d: d[0]["inferenceExtension"].update(
+        pluginsConfigFile=["a"]), "inferenceExtension.pluginsConfigFile", "expected a non-empty string, got a list"),
+    "EPP plugins not a list": ("llm-d", "local-inferencepool-values.yaml", _epp(lambda e: e.update(plugins=5)),
+                               "inferenceExtension.pluginsCustomConfig.prfaas-pd.yaml.plugins",
+                               "expected a list, got 5"),
+    "role we do not write": ("dynamo", "local.dgd.yaml", lambda d: d[0]["spec"]["services"]["VllmDecodeWorker"][
+        "annotations"].update({"prfaas-plan.io/role": "x"}),
+        "spec.services.VllmDecodeWorker.annotations.prfaas-plan.io/role",
+        "expected one of prefill-service, local-prefill, decode, router-long, router-short, frontend, got 'x'"),
+    "kv_role not a string": ("vllm", "local.compose.yaml", lambda d: (
+        d[0]["services"]["local-decode-0"]["labels"].pop("prfaas-plan.io/role"),
+        d[0]["services"]["local-decode-0"]["command"].__setitem__(-1, '{"kv_role": ["x"]}')),
+        f"{DECODE_0}.command (--kv-transfer-config kv_role)", "expected a non-empty string, got a list"),
+}
+
+
+@pytest.mark.parametrize("case", MUTATIONS)
+def test_a_value_of_the_wrong_kind_is_named(tmp_path, generated, case):
+    target, file, change, field, message = MUTATIONS[case]
+    out = tmp_path / target
+    shutil.copytree(generated[target], out)
+    _edit(out / file, change)
+    assert one_line(invoke("import-deployment", str(out))) == f"error: {out / file}: {field}: {message}"
+
+
+def test_a_fleet_without_a_prefill_service_is_named(tmp_path, generated):
+    out = tmp_path / "llm-d"
+    shutil.copytree(generated["llm-d"], out)
+    _edit(out / "model-servers.yaml", lambda d: d.__delitem__(1))  # prfaas-prefill
+    assert one_line(invoke("import-deployment", str(out))) == (
+        f"error: {out}: no prefill-service pool in the files: the prefill site prfaas needs instances")

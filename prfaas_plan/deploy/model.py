@@ -89,6 +89,8 @@ class ReadPool:
     gpus: int | None
     hardware: str | None
     source: str  # the file it came from
+    # the key path in ``source`` each of site, instances, gpus and hardware was read at (to name it in errors)
+    where: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

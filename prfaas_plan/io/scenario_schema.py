@@ -139,9 +139,9 @@ class Decode(Strict):
 
 
 class Threshold(Strict):
-    min: float
-    max: float
-    step: PositiveFloat = 128.0
+    min: Annotated[float, Field(allow_inf_nan=False)]
+    max: Annotated[float, Field(allow_inf_nan=False)]
+    step: Annotated[float, Field(gt=0, allow_inf_nan=False)] = 128.0
     _t = field_validator("min", "max", "step", mode="before")(lambda v: _tokens(v))
 
     @model_validator(mode="after")

@@ -188,6 +188,23 @@ class ProfilePoint(Strict):
     _length = field_validator("length", mode="before")(lambda v: _parse_tokens(v))
 
 
+def _positive_curve(profile: MeasuredProfile) -> None:
+    """The curve the planner reads through a profile's points (core.profile) stays a positive, finite time
+    from one token to the last point: points too far apart in time for it (1 s at 32K, 10^4 s at 128K) are
+    refused here, not left to end in a NaN Lambda_max."""
+    import numpy as np
+
+    from prfaas_plan.core.profile import ProfileCurve
+
+    lengths = np.geomspace(1.0, float(profile.lengths[-1]), 256)
+    times = np.asarray(ProfileCurve.fit(profile).prefill_s(lengths))
+    bad = np.flatnonzero(~np.isfinite(times) | (times <= 0))
+    if len(bad):
+        raise ValueError(f"the curve through these prefill times ({list(profile.prefill_s)}) falls to "
+                         f"{times[bad[0]]:.3g} s at {lengths[bad[0]]:,.0f} tokens: the times grow too unevenly "
+                         "for a prefill curve")
+
+
 class ProfileFields(Strict):
     hardware: str
     gpus: PositiveInt
@@ -202,6 +219,10 @@ class ProfileFields(Strict):
         kv = [p.kv_mib for p in self.points]
         if any(k is None for k in kv) and not all(k is None for k in kv):
             raise ValueError("give kv_mib for every profile point or for none")
+        times = [p.prefill_s for p in self.points]
+        if any(b < a for a, b in itertools.pairwise(times)):
+            raise ValueError(f"profile prefill times must not fall as the length grows, got {times}")
+        _positive_curve(self.to_spec())
         return self
 
     def to_spec(self) -> MeasuredProfile:

@@ -1,9 +1,11 @@
 """Fuzzing `import-deployment` with mutated deployment files (a generated llm-d, SGLang or Dynamo
-folder with one value replaced) through the console script: exit 0, or one line naming the file
-or option, never a traceback (``harness.check``)."""
+folder with one value replaced, at any key path, inside an embedded plan block or EPP configuration
+too) through the console script: exit 0, or one line naming the file or option, never a traceback
+(``harness.check``)."""
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 
@@ -39,6 +41,28 @@ def _paths(node, at=()):
             yield from _paths(v, (*at, i))
 
 
+def _embedded(text):
+    """The document a string value holds (a JSON plan block, an EPP configuration), with its writer; or None."""
+    if not isinstance(text, str) or not (text.startswith("{") or "\n" in text):
+        return None
+    doc = json.loads(text) if text.startswith("{") else yaml.safe_load(text)
+    return (doc, json.dumps if text.startswith("{") else yaml.safe_dump) if isinstance(doc, dict) else None
+
+
+def _mutate(data, doc, value) -> None:
+    """One value of ``doc`` replaced by ``value``, at any key path, inside an embedded document too."""
+    where = data.draw(st.sampled_from(list(_paths(doc))))
+    node = doc
+    for k in where[:-1]:
+        node = node[k]
+    inner = _embedded(node[where[-1]])
+    if inner is not None and data.draw(st.booleans()):
+        _mutate(data, inner[0], value)
+        node[where[-1]] = inner[1](inner[0])
+    else:
+        node[where[-1]] = value
+
+
 @fuzz(40)
 @given(st.data(), st.sampled_from(["llm-d", "sglang", "dynamo"]), _VALUES)
 def test_import_deployment_of_mutated_files(data, target, value):
@@ -47,12 +71,9 @@ def test_import_deployment_of_mutated_files(data, target, value):
     files = sorted(p for p in src.glob("*.yaml"))
     path = data.draw(st.sampled_from(files))
     docs = list(yaml.safe_load_all(path.read_text()))
-    i = data.draw(st.integers(0, len(docs) - 1))
-    where = data.draw(st.sampled_from(list(_paths(docs[i]))))
-    node = docs[i]
-    for k in where[:-1]:
-        node = node[k]
-    node[where[-1]] = value
+    _mutate(data, docs[data.draw(st.integers(0, len(docs) - 1))], value)
     for p in files:
         (folder / p.name).write_text(p.read_text() if p != path else yaml.safe_dump_all(docs))
-    check(run(["import-deployment", str(folder), "--format", "json"]), names=(str(folder), "--scenario"))
+    # a scenario named "nan" is imported as "nan-deployed": the output repeats the input's name
+    check(run(["import-deployment", str(folder), "--format", "json"]), names=(str(folder), "--scenario"),
+          echoed=(f"{value}-deployed",) if isinstance(value, str) else ())
