@@ -84,7 +84,7 @@ def _capacity(lk: LinkDegrade) -> Any:
             for lv in lk.levels]
     title = (f"Link {lk.link} (to {lk.site}, nominal {num(_gbps(lk.nominal_bandwidth_bytes_per_s), 1)} Gbps): "
              "capacity, the nominal plan held (static) and re-planned")
-    return table(title, ["level %", "Gbps", "static req/s", "bound by", "re-planned req/s", "bound by", "N_prfaas"],
+    return table(title, ["level %", "Gbps", "static req/s", "bound by", "replan req/s", "bound by", "N_prfaas"],
                  rows, justify_first_left=False)
 
 
