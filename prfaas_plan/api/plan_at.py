@@ -35,17 +35,6 @@ class PlanAt:
     rate: RateLevel | None = None
 
 
-def _rate_profile(sc: ScenarioSpec):
-    return sc.workload.rate_profile
-
-
-def _trace_mean(sc: ScenarioSpec) -> float | None:
-    trace = sc.workload.trace
-    if trace is None or len(trace) < 2 or not float(trace.span_s) > 0:
-        return None
-    return (len(trace) - 1) / float(trace.span_s)
-
-
 def parse(sc: ScenarioSpec, text: str | None) -> PlanAt | None:
     """``--plan-at`` read and checked against the scenario: ``p10``, ``rate=p90``,
     ``bandwidth=p10,rate=p90``; None without the option."""
@@ -70,7 +59,7 @@ def parse(sc: ScenarioSpec, text: str | None) -> PlanAt | None:
 
 def _bare(sc: ScenarioSpec, item: str) -> str:
     """The law a bare ``pNN`` names: the one the scenario has."""
-    law, trace = robust.has_law(sc), _rate_profile(sc) is not None
+    law, trace = robust.has_law(sc), sc.workload.rate_profile is not None
     if law and trace:
         raise SpecError(f"{item!r} could be a percentile of the link's bandwidth law or of the trace's windowed "
                         f"rate: give bandwidth={item}, rate={item} or both, e.g. bandwidth=p10,rate=p90", field=OPTION)
@@ -85,7 +74,8 @@ def _bare(sc: ScenarioSpec, item: str) -> str:
 
 def _rate_level(sc: ScenarioSpec, value: str) -> RateLevel:
     label, q = robust.level(value)
-    profile, mean = _rate_profile(sc), _trace_mean(sc)
+    trace = sc.workload.trace
+    profile, mean = sc.workload.rate_profile, None if trace is None else trace.mean_rate_rps
     if profile is None or mean is None:
         raise SpecError(f"rate={value} is a percentile of a trace's windowed rate, and the scenario has no trace "
                         "with two or more arrivals: give --trace FILE (or workload.input as a trace)", field=OPTION)

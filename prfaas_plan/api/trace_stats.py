@@ -128,7 +128,7 @@ def summarize(trace: Trace, *, source: str = "", format: str = "mooncake", has_h
     n = len(trace)
     arrival = trace.arrival_s
     span = trace.span_s
-    mean_rate = (n - 1) / span if span > 0 else None
+    mean_rate = trace.mean_rate_rps
     bins = _bins(arrival, span, mean_rate, bin_s) if mean_rate is not None else None
     reuse = (_reuse(trace, cache_tokens=cache_tokens, cache_bytes=cache_bytes, bytes_per_token=bytes_per_token,
                     model=model, curve=curve) if has_hashes else None)

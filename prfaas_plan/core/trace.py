@@ -94,6 +94,13 @@ class Trace:
         the trace has no arrival rate, and nothing to scale to one)."""
         return float(self.arrival_s.max() - self.arrival_s.min())
 
+    @property
+    def mean_rate_rps(self) -> float | None:
+        """The trace's mean arrival rate, (n - 1) / span, req/s; None without a span (one request,
+        or every timestamp equal)."""
+        span = self.span_s
+        return (len(self) - 1) / span if len(self) >= 2 and span > 0 else None
+
     def request_hash_ids(self, i: int) -> NDArray[np.int64]:
         """Block hashes of request i, in prefix order."""
         return self.hash_ids[self.hash_offsets[i]:self.hash_offsets[i + 1]]

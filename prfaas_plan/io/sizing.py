@@ -74,7 +74,7 @@ def trace_demand(spec: SizingSpec, workload: WorkloadSpec, placed: Placed) -> Si
     trace = workload.trace
     if trace is None or placed.option_of("sizing.demand") or not placed.option_of("workload.input"):
         return spec
-    if not trace.span_s > 0 or len(trace) < 2:
+    if trace.mean_rate_rps is None:
         return spec
-    return replace(spec, demand_rps=(len(trace) - 1) / float(trace.span_s),
+    return replace(spec, demand_rps=trace.mean_rate_rps,
                    demand_source="the trace's mean rate, (n - 1) / span; --demand to set another")

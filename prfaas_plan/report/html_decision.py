@@ -12,7 +12,7 @@ from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.report_data import ReportData
-from prfaas_plan.specs.results import Binding, LambdaInterval, PlanResult, TopologyPlanResult
+from prfaas_plan.specs.results import Binding, LambdaInterval, PlanResult, Priced, TopologyPlanResult
 from prfaas_plan.specs.sizing import SizedPlan, SizingResult
 
 Row = tuple[str, str, str]  # (key, label, text)
@@ -94,11 +94,17 @@ def _one_site(r: PlanResult) -> list[Row]:
         ("lambda", "Lambda_max", f"{b.lambda_max_rps:.3f} req/s (method {r.method}{other})"
                                  + interval_text(r.interval)),
         ("gain", "gain", "; ".join(g for g in gains if g) or "no baseline to compare"),
-        ("cost", "cost", f"{money(m.cost.cost_per_million_requests, 0)} per 1M requests at Lambda_max; the fleet "
-                         f"costs {money(m.cost.price_per_hour)}/h" if m.cost.price_per_hour is not None
-         else "no price: a GPU of the fleet has no price_per_gpu_hour"),
+        ("cost", "cost", _cost(m.cost)),
         ("binds", "what binds", _binds(r)),
     ]
+
+
+def _cost(cost: Priced) -> str:
+    """The cost row: $ per 1M requests at Lambda_max and the fleet's $/h, or why there is none."""
+    if cost.price_per_hour is None:
+        return "no price: a GPU of the fleet has no price_per_gpu_hour"
+    return (f"{money(cost.cost_per_million_requests, 0)} per 1M requests at Lambda_max; the fleet costs "
+            f"{money(cost.price_per_hour)}/h")
 
 
 def _topology(r: TopologyPlanResult) -> list[Row]:
@@ -123,9 +129,7 @@ def _topology(r: TopologyPlanResult) -> list[Row]:
         ("lambda", "Lambda_max", f"{b.lambda_max_rps:.3f} req/s in total (method {r.method})"
                                  + interval_text(r.interval)),
         ("gain", "gain", "; ".join(g for g in gains if g) or "no baseline to compare"),
-        ("cost", "cost", f"{money(m.cost.cost_per_million_requests, 0)} per 1M requests at Lambda_max; the fleet "
-                         f"costs {money(m.cost.price_per_hour)}/h" if m.cost.price_per_hour is not None
-         else "no price: a GPU of the fleet has no price_per_gpu_hour"),
+        ("cost", "cost", _cost(m.cost)),
         ("binds", "what binds", f"{worded(b.binding)}" + (f", equal to {' and '.join(worded(t) for t in tight)}"
                                                           if tight else "") + f"; {links}."),
     ]
