@@ -47,11 +47,15 @@ def optimize(
     """
     from prfaas_plan.api.optimize import optimize as optimize_
     from prfaas_plan.errors import SpecError
-    from prfaas_plan.io.scenario import load_scenario
+    from prfaas_plan.io.fleet import load_plan_input
     from prfaas_plan.report import views_plan
+    from prfaas_plan.specs.fleet import FleetSpec
 
-    sc = load_scenario(scenario, catalog_from(catalog), overrides=set_, method=method_choice(method),
-                       trace=trace_arg(trace, trace_format, model_filter))
+    sc = load_plan_input(scenario, catalog_from(catalog), overrides=set_, method=method_choice(method),
+                         trace=trace_arg(trace, trace_format, model_filter))
+    if isinstance(sc, FleetSpec):
+        _optimize_fleet(sc, fmt, plot=plot, plan_at=plan_at)
+        return
     if sc.multi_site and plot is not None:
         raise SpecError("--plot draws Figure 5 of one PD site; this scenario has several", field="--plot")
     result = optimize_(sc, plan_at=plan_at)
@@ -67,6 +71,20 @@ def optimize(
         figure5(figure5_data(result), plot)
         typer.echo(f"wrote {plot}", err=True)
     views_plan.emit_plan(fmt, result.result, result.payload)
+
+
+def _optimize_fleet(fs, fmt: str, *, plot: object, plan_at: object) -> None:
+    from prfaas_plan.api.fleet import plan
+    from prfaas_plan.errors import SpecError
+    from prfaas_plan.report.fleet_json import fleet_json
+    from prfaas_plan.report.views_fleet import emit_fleet
+
+    for value, option in ((plot, "--plot"), (plan_at, "--plan-at")):
+        if value is not None:
+            raise SpecError(f"{option} is for a scenario of one model; this one lists several (models:)",
+                            field=option)
+    result = plan(fs)
+    emit_fleet(fmt, result, fleet_json(result))
 
 
 @app.command("sweep")

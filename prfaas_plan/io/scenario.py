@@ -38,6 +38,7 @@ if TYPE_CHECKING:  # pydantic and the schema are imported only when a scenario i
     from prfaas_plan.io.scenario_schema import Cluster, Control, ScenarioFile, Workload
 
 DEFAULT_SCENARIO = "paper-case-study"
+FLEET_COMMANDS = "optimize"  # the commands that take a scenario of several models (io.fleet)
 
 
 def scenario_path(ref: str | None, catalog: Catalog) -> Path:
@@ -108,6 +109,14 @@ def load_scenario(ref: str | None, catalog: Catalog, *, overrides: list[str] | N
     """
     path, placed = scenario_mapping(ref, catalog, overrides=overrides, trace=trace, method=method, demand=demand,
                                     points=points)
+    if "models" in placed.data:
+        raise SpecError(f"this scenario lists several models; {FLEET_COMMANDS} plans such a scenario, this command "
+                        "one model (give a scenario with model:)", **placed.place("models"))
+    return load_placed(path, placed, catalog)
+
+
+def load_placed(path: Path, placed: Placed, catalog: Catalog) -> ScenarioSpec:
+    """``load_scenario`` of a mapping ``scenario_mapping`` gave."""
     # what the load depends on besides the files it reads (io.cache.cached_load records those)
     where = repr((str(path), os.getcwd(), os.environ.get("HOME"), tuple(str(r) for r in catalog.roots)))
     key = repr((placed.data, placed.origins, placed.source))

@@ -1,0 +1,59 @@
+"""The JSON of `optimize` on a scenario of several models, written from the typed
+``specs.fleet.FleetPlanResult``: the one place its keys are spelled."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prfaas_plan import units
+from prfaas_plan.specs.fleet import FleetMethodPlan, FleetPlanResult, FleetPoint
+from prfaas_plan.specs.results import Pool, Priced
+
+
+def _pool(p: Pool) -> dict[str, Any]:
+    return {"hardware": p.hardware, "gpus_per_instance": p.gpus_per_instance, "instances": p.instances}
+
+
+def _priced(c: Priced) -> dict[str, Any]:
+    return {"price_per_hour": c.price_per_hour, "cost_per_million_requests": c.cost_per_million_requests}
+
+
+def point_json(p: FleetPoint) -> dict[str, Any]:
+    return {
+        "lambda_max_rps": p.lambda_max_rps, "binding": p.binding, "tight": list(p.tight), "n_prfaas": p.n_prfaas,
+        "entries": [{"model": e.model, "site": e.site, "link": e.link, "demand_share": e.demand_share,
+                     "threshold_tokens": e.threshold_tokens, "n_p": e.n_p, "n_d": e.n_d, "n_prfaas": e.n_prfaas,
+                     "p_offload": e.p_offload, "lambda_rps": e.lambda_rps, "theta_pd_p_rps": e.theta_pd_p_rps,
+                     "theta_pd_d_rps": e.theta_pd_d_rps, "theta_prfaas_rps": e.theta_prfaas_rps,
+                     "egress_gbps": units.bytes_per_s_to_gbps(e.egress_bytes_per_s),
+                     "prfaas_utilization": e.prfaas_utilization} for e in p.entries],
+        "links": {lk.link: {"usable_gbps": units.bytes_per_s_to_gbps(lk.usable_bytes_per_s),
+                            "egress_gbps": units.bytes_per_s_to_gbps(lk.egress_bytes_per_s),
+                            "utilization": lk.utilization} for lk in p.links},
+    }
+
+
+def _method(m: FleetMethodPlan) -> dict[str, Any]:
+    return {"best": point_json(m.best),
+            "separate": None if m.separate is None else point_json(m.separate),
+            "homogeneous": None if m.homogeneous is None else point_json(m.homogeneous),
+            "ratios": {"shared_vs_separate": m.ratios.shared_vs_separate,
+                       "shared_vs_homogeneous": m.ratios.shared_vs_homogeneous},
+            "cost": _priced(m.cost), "search_s": m.search_s}
+
+
+def fleet_json(r: FleetPlanResult) -> dict[str, Any]:
+    head = r.methods[r.method]
+    return {
+        "scenario": r.scenario, "method": r.method,
+        "prefill": {"site": r.prefill_site, **_pool(r.prefill)},
+        "sites": {name: _pool(p) for name, p in r.sites},
+        "models": {m.name: {"model": m.model, "demand_share": m.demand_share, "sites": list(m.sites),
+                            "mean_uncached_tokens": m.mean_uncached_tokens, "output_tokens": m.output_tokens,
+                            "kv_bytes_per_token": m.kv_bytes_per_token, "stack": m.stack} for m in r.models},
+        "best": point_json(head.best),
+        "ratios": _method(head)["ratios"],
+        "methods": {k: _method(v) for k, v in r.methods.items()},
+        "search": {"thresholds": r.thresholds},
+        "sources": dict(r.sources),
+    }

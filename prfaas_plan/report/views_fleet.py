@@ -1,0 +1,80 @@
+"""View of `optimize` on a scenario of several models (``api.fleet``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prfaas_plan import units
+from prfaas_plan.report.render import emit, num, pct, table
+from prfaas_plan.report.views_plan import fixed, t_text, x_text
+from prfaas_plan.specs.fleet import FleetMethodPlan, FleetPlanResult, FleetPoint
+
+
+def emit_fleet(fmt: str, r: FleetPlanResult, payload: dict[str, Any]) -> None:
+    """`optimize` on several models: the tables read the typed result, JSON and CSV its payload."""
+    rows = [{"method": m, "lambda_max_rps": d["best"]["lambda_max_rps"], "binding": d["best"]["binding"]} | e
+            for m, d in payload["methods"].items() for e in d["best"]["entries"]]
+    emit(fmt, payload, rows=rows, tables=lambda: _tables(r))
+
+
+def _gbps(x: float) -> str:
+    return num(units.bytes_per_s_to_gbps(x), 2)
+
+
+def _entry_rows(p: FleetPoint, sites: int) -> list[list[str]]:
+    rows = []
+    for e in p.entries:
+        rows.append([e.model + (f" @ {e.site}" if sites > 1 else ""), f"{e.demand_share * 100:.0f}%",
+                     t_text(e.threshold_tokens), f"{e.n_p} / {e.n_d}", str(e.n_prfaas), pct(e.p_offload),
+                     fixed(e.lambda_rps, 3), _gbps(e.egress_bytes_per_s), pct(e.prfaas_utilization)])
+    return rows
+
+
+def _lam(p: FleetPoint | None) -> str:
+    return "none" if p is None else fixed(p.lambda_max_rps, 3)
+
+
+def _systems(m: FleetMethodPlan) -> list[list[str]]:
+    sep, hom = m.separate, m.homogeneous
+    return [
+        ["Lambda_max req/s", _lam(m.best), _lam(sep), _lam(hom)],
+        ["shared vs this", "1.00x", x_text(m.ratios.shared_vs_separate), x_text(m.ratios.shared_vs_homogeneous)],
+        ["bound by", m.best.binding, sep.binding if sep else "-", hom.binding if hom else "-"],
+        ["N_prfaas per model", _assign(m.best), _assign(sep) if sep else "-", "-"],
+    ]
+
+
+def _assign(p: FleetPoint) -> str:
+    return " / ".join(str(e.n_prfaas) for e in p.entries)
+
+
+def _tables(r: FleetPlanResult) -> list[Any]:
+    m = r.methods[r.method]
+    b = m.best
+    pre = r.prefill
+    sites = ", ".join(f"{n} ({p.instances}x{p.gpus_per_instance}x{p.hardware})" for n, p in r.sites)
+    title = (f"{r.scenario}: {len(r.models)} models, prefill service {r.prefill_site} ({pre.instances}x"
+             f"{pre.gpus_per_instance}x{pre.hardware}) for {sites} (method: {r.method})")
+    tight = [t for t in b.tight if t != b.binding]
+    links = "; ".join(f"link {lk.link} {_gbps(lk.egress_bytes_per_s)} / {_gbps(lk.usable_bytes_per_s)} Gbps "
+                      f"({pct(lk.utilization)})" for lk in b.links)
+    caption = (f"Lambda_max {fixed(b.lambda_max_rps, 3)} req/s in total (each model at its share), bound by "
+               f"{b.binding}" + (f" (= {', '.join(tight)})" if tight else "") + f". {links}.")
+    out: list[Any] = [table(title, ["model", "demand %", "t tokens", "N_p / N_d", "N_prfaas", "offloaded p %",
+                                    "lambda req/s", "egress Gbps", "PrfaaS busy %"],
+                            _entry_rows(b, len(r.sites)), caption=caption)]
+    order = " / ".join(x.name for x in r.models)
+    out.append(table("Systems side by side", ["", "one shared service", "separate services (by demand)",
+                                              "homogeneous PD"], _systems(m),
+                     caption=(f"N_prfaas per model: {order}. Separate services: the prefill service and each "
+                              "link cut in proportion to the models' demand shares; homogeneous PD: the service's "
+                              "GPUs added to the PD sites, nothing offloaded.")))
+    m_rows = [[name, ", ".join(f"{t_text(e.threshold_tokens)} {e.n_p}/{e.n_d}/{e.n_prfaas}" for e in d.best.entries),
+               fixed(d.best.lambda_max_rps, 3), x_text(d.ratios.shared_vs_separate),
+               x_text(d.ratios.shared_vs_homogeneous), d.best.binding] for name, d in r.methods.items()]
+    out.append(table("Both methods", ["method", f"t tokens N_p/N_d/N_prfaas ({order})", "Lambda req/s",
+                                      "vs separate", "vs homog.", "bound by"], m_rows))
+    kv = ", ".join(f"{x.name} {units.bytes_to_mib(x.kv_bytes_per_token) * 1024:.1f} KiB/token ({x.stack})"
+                   for x in r.models)
+    return [*out, f"KV per uncached token at the mean length: {kv}",
+            "Decode rates unstaged; thresholds on each model's grid, refined off it (as optimize does)."]

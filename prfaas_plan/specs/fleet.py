@@ -1,0 +1,120 @@
+"""Several models over one topology (``models:``): the specs and `optimize`'s typed result.
+
+Every instance holds one model's weights: the prefill service's instances are assigned to the
+models (an integer split), each PD site's instances too, and each link carries the KV of every
+model its site serves. Lambda is the common scale: model m is served at w_m x Lambda (its demand
+share), so Lambda_max is the largest rate at which every model gets its share
+(docs/model.md#several-models).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from prfaas_plan.specs.results import Pool, Priced
+from prfaas_plan.specs.scenario import ScenarioSpec
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetModelSpec:
+    """One model of the fleet: its label, demand share and its own scenario over the topology
+    (its model, workload, decode and SLOs; only the sites that serve it)."""
+
+    name: str
+    demand_share: float
+    scenario: ScenarioSpec
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetSpec:
+    name: str
+    source: str
+    path: str
+    models: tuple[FleetModelSpec, ...]
+
+    @property
+    def topology(self):  # the shared hardware: the first model's view lists every site it serves
+        return self.models[0].scenario.topology
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetEntryPoint:
+    """One model at one PD site at the plan; rates in req/s of this entry's own traffic."""
+
+    model: str
+    site: str
+    link: str
+    demand_share: float  # of the total rate
+    threshold_tokens: float
+    n_p: int
+    n_d: int
+    n_prfaas: int  # the service's instances holding this model for this site
+    p_offload: float
+    lambda_rps: float  # w x Lambda
+    theta_pd_p_rps: float | None  # N_p / T_local(short) / (1 - p); None when nothing is local
+    theta_pd_d_rps: float
+    theta_prfaas_rps: float | None  # a / T_prfaas(long) / p; None when nothing is offloaded
+    egress_bytes_per_s: float
+    prfaas_utilization: float | None  # of its a instances; None without any
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetLinkPoint:
+    link: str
+    usable_bytes_per_s: float
+    egress_bytes_per_s: float  # every model's KV on it at Lambda_max
+    utilization: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetPoint:
+    """A configuration of the whole fleet: Lambda_max, every entry, every link, what binds."""
+
+    lambda_max_rps: float
+    entries: tuple[FleetEntryPoint, ...]
+    links: tuple[FleetLinkPoint, ...]
+    n_prfaas: int  # the service's instances (assigned ones; ``separate``: the slices' sum)
+    binding: str  # e.g. "link prfaas->local", "prfaas-compute DeepSeek-V3", "decode Llama-3.1-70B"
+    tight: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetRatios:
+    shared_vs_separate: float | None
+    shared_vs_homogeneous: float | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetMethodPlan:
+    method: str
+    best: FleetPoint
+    separate: FleetPoint | None  # None: the demand-proportional slices serve no load
+    homogeneous: FleetPoint | None  # None: the GPUs as PD instances serve no load
+    ratios: FleetRatios
+    cost: Priced
+    search_s: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetModelInfo:
+    name: str
+    model: str
+    demand_share: float
+    sites: tuple[str, ...]
+    mean_uncached_tokens: float
+    output_tokens: float
+    kv_bytes_per_token: float  # S_kv per token at the mean uncached length (its link weight)
+    stack: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetPlanResult:
+    scenario: str
+    method: str
+    methods: dict[str, FleetMethodPlan]
+    models: tuple[FleetModelInfo, ...]
+    prefill_site: str
+    prefill: Pool
+    sites: tuple[tuple[str, Pool], ...]
+    thresholds: int
+    sources: dict[str, str]

@@ -1,0 +1,222 @@
+"""Several models sharing one prefill service (``core.fleet``, ``api.fleet``, `optimize` with ``models:``)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from prfaas_plan.cli import app
+from prfaas_plan.core import fleet as core
+from prfaas_plan.core.throughput import Routing
+from prfaas_plan.io.fleet import load_plan_input
+from prfaas_plan.io.load import Catalog
+
+CASE = Path(__file__).resolve().parents[1] / "prfaas_plan" / "catalog" / "scenarios" / "paper-case-study.yaml"
+
+
+def _routing(rng: np.random.Generator, k: int) -> Routing:
+    """A threshold grid with p falling from 1 (offload all) to 0 (none), positive means."""
+    t = np.sort(rng.uniform(100.0, 10_000.0, k))
+    p = np.sort(rng.uniform(0.0, 1.0, k))[::-1].copy()
+    p[0], p[-1] = 1.0, 0.0
+    return Routing(t=t, p=p, l_long=t * 2, l_short=t / 2, t_long_s=rng.uniform(0.2, 3.0, k),
+                   s_long_bytes=rng.uniform(1e8, 3e9, k), t_short_s=rng.uniform(0.1, 4.0, k))
+
+
+def _fleet(rng: np.random.Generator, n_entries: int, k: int, n_site: int, n_prfaas: int
+           ) -> tuple[core.Fleet, list[core.Entry]]:
+    w = rng.dirichlet(np.ones(n_entries))
+    es = [core.Entry(model=f"m{i}", site=0, weight=float(w[i]), routing=_routing(rng, k),
+                     decode_rps_per_instance=float(rng.uniform(0.3, 3.0))) for i in range(n_entries)]
+    fl = core.Fleet(sites=("local",), links=("prfaas->local",), site_instances=(n_site,),
+                    link_bytes_per_s=(float(rng.uniform(1e9, 2e10)),), n_prfaas=n_prfaas)
+    return fl, es
+
+
+def _caps(fl: core.Fleet, es: list[core.Entry]) -> list[core.Caps]:
+    """Separate services on one site: the service and the link in proportion to demand."""
+    inst = core.proportional(fl.n_prfaas, [e.weight for e in es])
+    return [core.Caps(prfaas=n, link_bytes_per_s=fl.link_bytes_per_s[0] * e.weight)
+            for n, e in zip(inst, es, strict=True)]
+
+
+def brute(fl: core.Fleet, es: list[core.Entry], caps: list[core.Caps] | None = None) -> float:
+    """Every threshold, every integer split of the site and of the service, every N_p / N_d."""
+    n_site, n_pre = fl.site_instances[0], fl.n_prfaas
+    options = []
+    for i, e in enumerate(es):
+        opts = []
+        for k in range(len(e.routing.t)):
+            for n in range(1, n_site + 1):
+                for n_d in range(1, n + 1):
+                    for a in ([caps[i].prfaas] if caps else range(n_pre + 1)):
+                        opts.append((n, 0 if caps else a, core.Choice(k=k, n_p=n - n_d, n_d=n_d, a=a)))
+        options.append(opts)
+    best = 0.0
+    for combo in itertools.product(*options):
+        if sum(c[0] for c in combo) > n_site or sum(c[1] for c in combo) > n_pre:
+            continue
+        best = max(best, core.evaluate(fl, es, [c[2] for c in combo], caps).lambda_max_rps)
+    return best
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31), n_site=st.integers(2, 4), n_prfaas=st.integers(0, 3))
+def test_search_equals_brute_force_two_models(seed: int, n_site: int, n_prfaas: int) -> None:
+    fl, es = _fleet(np.random.default_rng(seed), 2, 3, n_site, n_prfaas)
+    found = core.search(fl, es)
+    want = brute(fl, es)
+    got = 0.0 if found is None else found.lambda_max_rps
+    assert got == pytest.approx(want, rel=1e-8, abs=1e-12)
+
+
+def test_search_equals_brute_force_three_models() -> None:
+    for seed in range(3):
+        fl, es = _fleet(np.random.default_rng(100 + seed), 3, 3, 4, 2)
+        found = core.search(fl, es)
+        assert found is not None
+        assert found.lambda_max_rps == pytest.approx(brute(fl, es), rel=1e-8)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**31), n_site=st.integers(2, 4), n_prfaas=st.integers(1, 3))
+def test_separate_services_equal_their_brute_force(seed: int, n_site: int, n_prfaas: int) -> None:
+    fl, es = _fleet(np.random.default_rng(seed), 2, 3, n_site, n_prfaas)
+    caps = _caps(fl, es)
+    found = core.search(fl, es, caps=caps)
+    got = 0.0 if found is None else found.lambda_max_rps
+    assert got == pytest.approx(brute(fl, es, caps), rel=1e-8, abs=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31), n_models=st.integers(1, 4), n_site=st.integers(4, 12),
+       n_prfaas=st.integers(1, 8), k=st.integers(2, 12))
+def test_sharing_is_never_below_separate_services(seed: int, n_models: int, n_site: int, n_prfaas: int,
+                                                  k: int) -> None:
+    fl, es = _fleet(np.random.default_rng(seed), n_models, k, n_site, n_prfaas)
+    caps = _caps(fl, es)
+    shared, separate = core.search(fl, es), core.search(fl, es, caps=caps)
+    if separate is not None:
+        assert shared is not None
+        assert shared.lambda_max_rps >= separate.lambda_max_rps * (1 - 1e-9)
+
+
+def test_proportional_largest_remainder() -> None:
+    assert core.proportional(4, [0.5, 0.3, 0.2]) == [2, 1, 1]  # 2.0, 1.2, 0.8: the 0.8 remainder first
+    assert core.proportional(3, [1, 1]) == [2, 1]  # a tie goes to the first
+    assert core.proportional(0, [0.7, 0.3]) == [0, 0]
+
+
+def test_one_entry_by_hand() -> None:
+    """One model, p = 1/2 at its only offloading threshold: the four bounds by hand."""
+    ro = Routing(t=np.array([99.0, 1000.0]), p=np.array([1.0, 0.5]), l_long=np.array([500.0, 2000.0]),
+                 l_short=np.array([0.0, 400.0]), t_long_s=np.array([1.0, 2.0]), s_long_bytes=np.array([1e9, 2e9]),
+                 t_short_s=np.array([1.0, 0.5]))
+    e = core.Entry(model="m", site=0, weight=1.0, routing=ro, decode_rps_per_instance=1.0)
+    fl = core.Fleet(sites=("s",), links=("p->s",), site_instances=(4,), link_bytes_per_s=(4e9,), n_prfaas=2)
+    found = core.search(fl, [e])
+    # t index 1: compute 2 / (0.5 x 2) = 2; link 4e9 / (0.5 x 2e9) = 4; N_p = 1: 1 / (0.5 x 0.5) = 4;
+    # N_d = 3: 3 -> Lambda 2 (compute); t index 0 (all offloaded): compute 2 / 1 = 2, link 4 -> also 2
+    assert found is not None and found.lambda_max_rps == pytest.approx(2.0, rel=1e-12)
+    assert found.binding.startswith("prfaas-compute")
+
+
+def _scenario(tmp_path: Path, name: str, models: list[dict], scale: int = 1) -> Path:
+    d = yaml.safe_load(CASE.read_text())
+    for k in ("model", "sizing", "baselines"):
+        d.pop(k)
+    d["clusters"]["prfaas"]["instances"] *= scale
+    d["clusters"]["local"]["instances"] *= scale
+    d["link"]["bandwidth"] = f"{100 * scale}Gbps"
+    d["models"] = models
+    p = tmp_path / f"{name}.yaml"
+    p.write_text(yaml.safe_dump(d))
+    return p
+
+
+def _plan(path: Path):
+    from prfaas_plan.api.fleet import plan
+
+    fs = load_plan_input(str(path), Catalog.default())
+    return plan(fs)
+
+
+def test_two_identical_models_on_twice_the_fleet_serve_what_one_serves(tmp_path: Path) -> None:
+    one = _plan(_scenario(tmp_path, "one", [{"model": "internal-1t", "demand_share": 1.0}]))
+    two = _plan(_scenario(tmp_path, "two", [{"model": "internal-1t", "demand_share": 0.5, "name": "a"},
+                                            {"model": "internal-1t", "demand_share": 0.5, "name": "b"}], scale=2))
+    for m in ("paper", "exact"):
+        lam1 = one.methods[m].best.lambda_max_rps
+        for e in two.methods[m].best.entries:
+            assert e.lambda_rps == pytest.approx(lam1, rel=1e-9)
+            ref = one.methods[m].best.entries[0]
+            assert (e.n_p, e.n_d, e.n_prfaas) == (ref.n_p, ref.n_d, ref.n_prfaas)
+            assert e.threshold_tokens == pytest.approx(ref.threshold_tokens, rel=1e-9)
+
+
+def test_one_model_fleet_is_optimize(tmp_path: Path) -> None:
+    """The case study as a fleet of one: optimize's plan (Table 6: t 19.2K, 3/5 and 4, 3.30 req/s)."""
+    from prfaas_plan.api.optimize import optimize
+    from prfaas_plan.io.scenario import load_scenario
+
+    fleet = _plan(_scenario(tmp_path, "one", [{"model": "internal-1t", "demand_share": 1.0}]))
+    ref = optimize(load_scenario(None, Catalog.default())).result
+    for m in ("paper", "exact"):
+        e = fleet.methods[m].best.entries[0]
+        want = ref.methods[m].best
+        assert fleet.methods[m].best.lambda_max_rps == pytest.approx(want.lambda_max_rps, rel=1e-6)
+        assert (e.n_p, e.n_d, e.n_prfaas) == (want.n_p, want.n_d, want.n_prfaas)
+        assert e.threshold_tokens == pytest.approx(want.threshold_tokens, abs=0.5)
+    assert fleet.methods["paper"].best.lambda_max_rps == pytest.approx(3.30, abs=0.005)
+
+
+def test_bundled_three_models() -> None:
+    res = CliRunner().invoke(app, ["optimize", "three-models", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.stdout)
+    assert set(d["models"]) == {"Kimi-Linear-48B-A3B", "DeepSeek-V3", "Llama-3.1-70B"}
+    kv = [d["models"][m]["kv_bytes_per_token"] for m in ("Kimi-Linear-48B-A3B", "DeepSeek-V3", "Llama-3.1-70B")]
+    assert kv == sorted(kv) and kv[2] / kv[0] > 10  # hybrid < MLA MoE < dense GQA
+    best = d["best"]
+    assert sum(e["n_prfaas"] for e in best["entries"]) <= 4
+    assert sum(e["n_p"] + e["n_d"] for e in best["entries"]) == 8
+    lam = best["lambda_max_rps"]
+    for e in best["entries"]:  # each model at its share of Lambda
+        assert e["lambda_rps"] == pytest.approx(lam * d["models"][e["model"]]["demand_share"], rel=1e-12)
+    assert d["ratios"]["shared_vs_separate"] >= 1.0
+    link = best["links"]["prfaas->local"]
+    assert link["egress_gbps"] == pytest.approx(sum(e["egress_gbps"] for e in best["entries"]), rel=1e-9)
+    assert link["egress_gbps"] <= link["usable_gbps"] * (1 + 1e-9)
+
+
+@pytest.mark.parametrize(("setting", "code", "line"), [
+    ("models[1].demand_share=0.5", 2, "three-models.yaml: models: the models' demand shares sum to 1.2, not 1"),
+    ("models[1].model=NoSuch", 2, "--set models[1].model: unknown model 'NoSuch'"),
+    ("models[1].workload={input: {kind: lognormal, mu: x, sigma: 1}, output_tokens: 10}", 2,
+     "--set models[1].workload.input.mu: Input should be a valid number"),
+    ("models[0].colour=red", 2, "--set models[0].colour: unknown key 'colour'"),
+    ("model=DeepSeek-V3", 2, "--set model: give each model under models:"),
+    ("models[2].demand_share=true", 2, "--set models[2].demand_share: expected a share in (0, 1], got True"),
+    ("models=[]", 2, "--set models: expected a list of models (each with model: and demand_share:), got an empty list"),
+    ("clusters.local.instances=2", 1, "site local has 2 instances for 3 models"),
+    ("models[1].sites=[local]", 2, "--set models[1].sites: a model's sites: needs the scenario's sites: form"),
+])
+def test_bad_fleet_input_is_one_line(setting: str, code: int, line: str) -> None:
+    res = CliRunner().invoke(app, ["optimize", "three-models", "--set", setting])
+    assert res.exit_code == code
+    err = res.stderr.strip().splitlines()
+    assert len(err) == 1 and line in err[0], err
+
+
+def test_one_model_commands_refuse_a_fleet() -> None:
+    res = CliRunner().invoke(app, ["latency", "three-models"])
+    assert res.exit_code == 2
+    assert "models: this scenario lists several models; optimize plans such a scenario" in res.stderr
