@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from prfaas_plan.api.context import remembered
 from prfaas_plan.api.plan import cost_per_million, search_space, sum_price, timing
 from prfaas_plan.api.topology import site_models
 from prfaas_plan.core import fleet as core
@@ -131,8 +132,10 @@ def _point(sh: Shape, es: list[core.Entry], found: core.Found, caps: list[core.C
         egress = lam * b.link_bytes_per_lambda
         per_link[e.site] += egress
         load = lam * e.weight * p * float(ro.t_long_s[c.k]) if p > 0 else 0.0
+        site = sh.fleet.sites[e.site]
         out.append(FleetEntryPoint(
-            model=e.model, site=sh.fleet.sites[e.site], link=sh.fleet.links[e.site], demand_share=e.weight,
+            model=e.model, site=site, label=e.model if len(sh.fleet.sites) == 1 else f"{e.model}@{site}",
+            link=sh.fleet.links[e.site], demand_share=e.weight,
             threshold_tokens=t if np.isfinite(t) else None, n_p=c.n_p, n_d=c.n_d, n_prfaas=a, p_offload=p,
             lambda_rps=e.weight * lam,
             theta_pd_p_rps=b.pd_prefill * e.weight if b.pd_prefill < UNBOUNDED else None,
@@ -145,12 +148,18 @@ def _point(sh: Shape, es: list[core.Entry], found: core.Found, caps: list[core.C
                       n_prfaas=sum(x.n_prfaas for x in out), binding=found.binding, tight=found.tight)
 
 
-def separate_caps(sh: Shape, es: list[core.Entry]) -> list[core.Caps]:
-    """Each entry's slice: service instances and its site's link bytes, in proportion to demand."""
-    inst = core.proportional(sh.fleet.n_prfaas, [e.weight for e in es])
-    per_site = [sum(e.weight for e in es if e.site == i) for i in range(len(sh.fleet.sites))]
-    return [core.Caps(prfaas=n, link_bytes_per_s=sh.fleet.link_bytes_per_s[e.site] * e.weight / per_site[e.site])
-            for n, e in zip(inst, es, strict=True)]
+def separate_caps(sh: Shape, where: list[tuple[int, float]]) -> list[core.Caps]:
+    """Each entry's slice (``where``: its site and weight): service instances and its site's link
+    bytes, in proportion to demand."""
+    inst = core.proportional(sh.fleet.n_prfaas, [w for _, w in where])
+    per_site = [sum(w for i, w in where if i == site) for site in range(len(sh.fleet.sites))]
+    return [core.Caps(prfaas=n, link_bytes_per_s=sh.fleet.link_bytes_per_s[i] * w / per_site[i])
+            for n, (i, w) in zip(inst, where, strict=True)]
+
+
+def placement(sh: Shape, laws_: list) -> list[tuple[int, float]]:
+    """Each entry's site index and weight (its model's share x its share of the model)."""
+    return [(sh.fleet.sites.index(sm.name), w * sm.share) for _, w, sm, _ in laws_]
 
 
 def _homogeneous_sizes(sh: Shape) -> list[int]:
@@ -189,7 +198,7 @@ def _one(fs: FleetSpec, sh: Shape, m: Method) -> FleetMethodPlan:
     fine_es, fine = refine(sh, laws_, m, es, found)
     elapsed = time.perf_counter() - t0
     best = _point(sh, fine_es, fine, None)
-    caps = separate_caps(sh, es)
+    caps = separate_caps(sh, [(e.site, e.weight) for e in es])
     sep_found = core.search(sh.fleet, es, caps=caps)
     sep = _point(sh, es, sep_found, caps) if sep_found else None
     sizes = _homogeneous_sizes(sh)
@@ -220,7 +229,12 @@ def _info(fs: FleetSpec) -> tuple[FleetModelInfo, ...]:
 
 
 def plan(fs: FleetSpec, *, methods: tuple[str, ...] = ("paper", "exact")) -> FleetPlanResult:
-    """The fleet's plan under each method (the first model's scenario method is the headline)."""
+    """The fleet's plan under each method (the first model's scenario method is the headline);
+    searched once per command (``api.context``)."""
+    return remembered("fleet plan", (fs,), (tuple(methods),), lambda: _plan(fs, methods))
+
+
+def _plan(fs: FleetSpec, methods: tuple[str, ...]) -> FleetPlanResult:
     sh = shape(fs)
     chosen = Method(fs.models[0].scenario.search.method)
     order = [chosen] + [Method(x) for x in methods if Method(x) != chosen]

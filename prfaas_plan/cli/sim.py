@@ -68,13 +68,23 @@ def simulate(
     Example: prfaas-plan simulate --load 0.8 --requests 50000 --plot sim.png
     """
     from prfaas_plan.api import sim as api_sim
-    from prfaas_plan.io.scenario import load_scenario
+    from prfaas_plan.io.fleet import load_plan_input
     from prfaas_plan.report import views_sim
+    from prfaas_plan.specs.fleet import FleetSpec
     from prfaas_plan.specs.run import parse
 
     args = parse(rate=rate, load=load, requests=requests, duration=duration, seed=seed)  # before the scenario loads
-    sc = load_scenario(scenario, catalog_from(catalog), overrides=set_, method=method_choice(method),
-                       trace=trace_arg(trace, trace_format, model_filter))
+    sc = load_plan_input(scenario, catalog_from(catalog), overrides=set_, method=method_choice(method),
+                         trace=trace_arg(trace, trace_format, model_filter))
+    if isinstance(sc, FleetSpec):
+        for given, option in ((plot, "--plot"), (records, "--records")):
+            if given is not None:
+                raise SpecError(f"{option} covers one model; this scenario lists several (models:)", field=option)
+        from prfaas_plan.api.fleet_sim import simulate as simulate_fleet
+        from prfaas_plan.report.views_fleet import emit_fleet_sim
+
+        emit_fleet_sim(fmt, simulate_fleet(sc, **args.keywords()))
+        return
     if sc.multi_site:
         from prfaas_plan.api import topology_sim
         from prfaas_plan.report.views_topology import emit_topology_sim

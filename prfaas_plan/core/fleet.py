@@ -244,11 +244,12 @@ def evaluate(fleet: Fleet, entries: Sequence[Entry], choices: Sequence[Choice], 
     per_link = [0.0] * len(fleet.sites)
     for k, (e, c) in enumerate(zip(entries, choices, strict=True)):
         b = bounds(e, c)
-        named += [("prfaas-compute", e.model, b.compute), ("pd-prefill", e.model, b.pd_prefill),
-                  ("decode", e.model, b.decode)]
+        where = e.model if len(fleet.sites) == 1 else f"{e.model}@{fleet.sites[e.site]}"
+        named += [("prfaas-compute", where, b.compute), ("pd-prefill", where, b.pd_prefill),
+                  ("decode", where, b.decode)]
         if caps is not None:
             lk = caps[k].link_bytes_per_s
-            named.append(("link", f"{fleet.links[e.site]} ({e.model})",
+            named.append(("link", f"{fleet.links[e.site]} ({where})",
                           lk / b.link_bytes_per_lambda if b.link_bytes_per_lambda > 0 else UNBOUNDED))
         else:
             per_link[e.site] += b.link_bytes_per_lambda

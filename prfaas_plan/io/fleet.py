@@ -124,7 +124,7 @@ def load_fleet(path: Path, placed: Placed, catalog: Catalog) -> FleetSpec:
     for i, e in enumerate(raw):
         label = _label(e, i, placed, seen)
         given = tuple(k for k in ("model", *REPLACED) if k in e)
-        data = {**base, **{k: e[k] for k in given}, **_sites(e, i, placed), "name": f"{base.get('name', '')}"}
+        data = {**base, **{k: e[k] for k in given}, **_sites(e, i, placed)}
         mp = EntryPlaced(data, placed.source, dict(placed.origins), index=i, given=given)
         try:
             sf = ScenarioFile.model_validate(data)

@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # pydantic and the schema are imported only when a scenario i
     from prfaas_plan.io.scenario_schema import Cluster, Control, ScenarioFile, Workload
 
 DEFAULT_SCENARIO = "paper-case-study"
-FLEET_COMMANDS = "optimize"  # the commands that take a scenario of several models (io.fleet)
+FLEET_COMMANDS = "optimize and simulate"  # the commands that take a scenario of several models (io.fleet)
 
 
 def scenario_path(ref: str | None, catalog: Catalog) -> Path:
@@ -110,7 +110,7 @@ def load_scenario(ref: str | None, catalog: Catalog, *, overrides: list[str] | N
     path, placed = scenario_mapping(ref, catalog, overrides=overrides, trace=trace, method=method, demand=demand,
                                     points=points)
     if "models" in placed.data:
-        raise SpecError(f"this scenario lists several models; {FLEET_COMMANDS} plans such a scenario, this command "
+        raise SpecError(f"this scenario lists several models; {FLEET_COMMANDS} take such a scenario, this command "
                         "one model (give a scenario with model:)", **placed.place("models"))
     return load_placed(path, placed, catalog)
 

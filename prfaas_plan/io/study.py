@@ -253,7 +253,7 @@ def _schema_valid(ref: str | None, catalog: Any, fixed: Sequence[tuple[str, Any]
     from pydantic import ValidationError
 
     from prfaas_plan.io.overrides import Override, apply
-    from prfaas_plan.io.scenario import scenario_path
+    from prfaas_plan.io.scenario import FLEET_COMMANDS, scenario_path
     from prfaas_plan.io.scenario_schema import ScenarioFile
 
     path = scenario_path(ref, catalog)
@@ -264,6 +264,9 @@ def _schema_valid(ref: str | None, catalog: Any, fixed: Sequence[tuple[str, Any]
     if method is not None:
         extra.append(Override("search.method", method, "method"))
     placed = apply(raw, extra, str(path))
+    if "models" in placed.data:
+        raise SpecError(f"this scenario lists several models; {FLEET_COMMANDS} take such a scenario, a study one "
+                        "model (give a scenario with model:)", **placed.place("models"))
     try:
         return path, placed, ScenarioFile.model_validate(placed.data)
     except ValidationError as exc:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.specs.fleet import FleetMethodPlan, FleetPlanResult, FleetPoint
+from prfaas_plan.specs.fleet import FleetMethodPlan, FleetPlanResult, FleetPoint, FleetSimulateRun
 from prfaas_plan.specs.results import Pool, Priced
 
 
@@ -56,4 +56,16 @@ def fleet_json(r: FleetPlanResult) -> dict[str, Any]:
         "methods": {k: _method(v) for k, v in r.methods.items()},
         "search": {"thresholds": r.thresholds},
         "sources": dict(r.sources),
+    }
+
+
+def fleet_simulate_json(r: FleetSimulateRun) -> dict[str, Any]:
+    return {
+        "scenario": r.scenario, "rate_rps": r.rate_rps, "load": r.load, "seed": r.seed, "requests": r.requests,
+        "duration_s": r.duration_s, "warmup_fraction": r.warmup_fraction,
+        "systems": {name: {"capacity_rps": run.system.capacity_rps, "capacity_binding": run.system.capacity_binding,
+                           "load": run.load, "pools": dict(run.system.pools),
+                           "links_gbps": {k: units.bytes_per_s_to_gbps(v) for k, v in run.system.links},
+                           "simulated": run.result.to_dict()}
+                    for name, run in r.systems.items()},
     }

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.report.render import emit, num, pct, table
+from prfaas_plan.report.render import emit, num, pct, secs, table
 from prfaas_plan.report.views_plan import fixed, t_text, x_text
-from prfaas_plan.specs.fleet import FleetMethodPlan, FleetPlanResult, FleetPoint
+from prfaas_plan.specs.fleet import FleetMethodPlan, FleetPlanResult, FleetPoint, FleetSimulateRun
 
 
 def emit_fleet(fmt: str, r: FleetPlanResult, payload: dict[str, Any]) -> None:
@@ -21,10 +22,10 @@ def _gbps(x: float) -> str:
     return num(units.bytes_per_s_to_gbps(x), 2)
 
 
-def _entry_rows(p: FleetPoint, sites: int) -> list[list[str]]:
+def _entry_rows(p: FleetPoint) -> list[list[str]]:
     rows = []
     for e in p.entries:
-        rows.append([e.model + (f" @ {e.site}" if sites > 1 else ""), f"{e.demand_share * 100:.0f}%",
+        rows.append([e.label, f"{e.demand_share * 100:.0f}%",
                      t_text(e.threshold_tokens), f"{e.n_p} / {e.n_d}", str(e.n_prfaas), pct(e.p_offload),
                      fixed(e.lambda_rps, 3), _gbps(e.egress_bytes_per_s), pct(e.prfaas_utilization)])
     return rows
@@ -62,11 +63,12 @@ def _tables(r: FleetPlanResult) -> list[Any]:
                f"{b.binding}" + (f" (= {', '.join(tight)})" if tight else "") + f". {links}.")
     out: list[Any] = [table(title, ["model", "demand %", "t tokens", "N_p / N_d", "N_prfaas", "offloaded p %",
                                     "lambda req/s", "egress Gbps", "PrfaaS busy %"],
-                            _entry_rows(b, len(r.sites)), caption=caption)]
-    order = " / ".join(x.name for x in r.models)
+                            _entry_rows(b), caption=caption)]
+    order = " / ".join(e.label for e in b.entries)
+    per = "model" if len(r.sites) == 1 else "model and site"
     out.append(table("Systems side by side", ["", "one shared service", "separate services (by demand)",
                                               "homogeneous PD"], _systems(m),
-                     caption=(f"N_prfaas per model: {order}. Separate services: the prefill service and each "
+                     caption=(f"N_prfaas per {per}: {order}. Separate services: the prefill service and each "
                               "link cut in proportion to the models' demand shares; homogeneous PD: the service's "
                               "GPUs added to the PD sites, nothing offloaded.")))
     m_rows = [[name, ", ".join(f"{t_text(e.threshold_tokens)} {e.n_p}/{e.n_d}/{e.n_prfaas}" for e in d.best.entries),
@@ -78,3 +80,42 @@ def _tables(r: FleetPlanResult) -> list[Any]:
                    for x in r.models)
     return [*out, f"KV per uncached token at the mean length: {kv}",
             "Decode rates unstaged; thresholds on each model's grid, refined off it (as optimize does)."]
+
+
+_SYSTEMS = {"prfaas": "one shared service", "separate": "separate services"}
+
+
+def emit_fleet_sim(fmt: str, r: FleetSimulateRun) -> None:
+    """`simulate` on several models: per configuration and model, the simulated TTFT."""
+    from prfaas_plan.report.fleet_json import fleet_simulate_json
+
+    payload = fleet_simulate_json(r)
+
+    def tables() -> list[Any]:
+        rows = []
+        for name, run in r.systems.items():
+            res = run.result
+            links = ", ".join(pct(res.stage_utilization.get(f"link {k}")) for k, _ in run.system.links)
+            rows.append([_SYSTEMS.get(name, name), "all", f"{run.load * 100:.0f}%", secs(_fin(res.ttft.mean)),
+                         secs(_fin(res.ttft.quantile(0.9))), secs(_fin(res.ttft.quantile(0.99))),
+                         fixed(res.throughput_rps, 3), pct(res.prfaas_utilization), links])
+            for label, sr in res.sites.items():
+                h = sr.ttft
+                rows.append(["", label, "", secs(_fin(h.mean)), secs(_fin(h.quantile(0.9))),
+                             secs(_fin(h.quantile(0.99))), fixed(sr.throughput_rps, 3),
+                             pct(sr.utilization.get("prfaas")), ""])
+        caps = "; ".join(f"{_SYSTEMS.get(n, n)} {fixed(run.system.capacity_rps, 3)} req/s "
+                         f"({run.system.capacity_binding})" for n, run in r.systems.items())
+        return [table(f"{r.scenario}: simulated at {fixed(r.rate_rps, 3)} req/s in total ({r.load * 100:.0f}% of the "
+                      f"smaller capacity), {r.requests or 0:,} requests, seed {r.seed}",
+                      ["system", "model", "load", "TTFT mean s", "P90 s", "P99 s", "throughput req/s",
+                       "PrfaaS busy %", "link busy %"], rows,
+                      caption=f"Capacity (exact method at each configuration): {caps}.")]
+
+    rows = [{"system": n, "model": m} | {k: v for k, v in d.items() if not isinstance(v, dict | list)}
+            for n, s in payload["systems"].items() for m, d in s["simulated"]["sites"].items()]
+    emit(fmt, payload, rows=rows, tables=tables)
+
+
+def _fin(x: float | None) -> float | None:
+    return x if x is not None and math.isfinite(x) else None

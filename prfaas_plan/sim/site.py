@@ -16,7 +16,6 @@ from prfaas_plan.sim.entities import DecodeSlots, Hist, Pool, Req
 from prfaas_plan.sim.path import PREFETCH, KvPath
 from prfaas_plan.sim.policies import ParamSource, TraceSource
 from prfaas_plan.sim.result import SimResult
-from prfaas_plan.sim.stations import SharedLink
 from prfaas_plan.specs.topology import SiteSystem
 
 __all__ = ["Site", "SiteReq", "Snap", "Window", "pool_snap", "pool_window"]
@@ -55,7 +54,7 @@ class Site(KvPath):
         self.name = spec.site
         self.system = system = spec.config
         self.engine = engine = run.engine
-        self.pool_p = run.pool_p if system.t_prfaas is not None else None
+        self.pool_p = run.prefill_pool(self) if system.t_prfaas is not None else None
         self.pool_l = Pool(engine, "local", system.n_p, self._prefill_done_l) \
             if system.n_p > 0 and system.t_local is not None else None
         if self.pool_p is None and self.pool_l is None:
@@ -66,7 +65,7 @@ class Site(KvPath):
         if self.pool_l is None:
             self.thr = -math.inf
         self.decode = DecodeSlots(engine, system.n_d * system.bs_max, self._admit)
-        self.link = SharedLink(engine, system.link_bytes_per_s, self._link_done, window_s=window_s, records=False)
+        self.link = run.site_link(self, window_s)
         self.n_layers = system.n_layers if system.pipelining and system.n_layers > 1 else 1
         self.hist = Hist()
         self.hist_path = {"prfaas": Hist(), "local": Hist()}

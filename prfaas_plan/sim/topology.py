@@ -37,6 +37,7 @@ from prfaas_plan.sim.policies import ParamSource, TraceSource, make_source
 from prfaas_plan.sim.result import SimResult, TopologySimResult
 from prfaas_plan.sim.run import SERIES_POINTS, TIE_RTOL, Saturation, check_bounds, drive
 from prfaas_plan.sim.site import Site, SiteReq, Snap, Window, pool_snap, pool_window
+from prfaas_plan.sim.stations import SharedLink
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.system import SystemConfig
 from prfaas_plan.specs.topology import SiteSystem, TopologySystem
@@ -44,11 +45,11 @@ from prfaas_plan.specs.topology import SiteSystem, TopologySystem
 __all__ = ["TopologySimResult", "saturation_throughput", "saturation_topology", "simulate_topology"]
 
 _DEFAULT_REQUESTS = 20_000
-_SATURATED = 0.98  # saturation: a stage busy at least this much limits; the others pass what they get
+SATURATED = 0.98  # saturation: a stage busy at least this much limits; the others pass what they get
 Stages = tuple[dict[str, float | None], dict[str, float], dict[str, float | None]]
 
 
-class _TopologyRun:
+class TopologyEngineRun:
     """One run: the engine, the shared PrfaaS pool, the sites, and the window's snapshots."""
 
     def __init__(self, system: TopologySystem, sources: list[ParamSource | TraceSource], *,
@@ -68,6 +69,14 @@ class _TopologyRun:
         self.done_arriving = False
         self.snaps: list[Snap] = []
         self.end: Snap | None = None  # snapshot at the last admission after the last arrival
+
+    def prefill_pool(self, site: Site) -> Pool | None:
+        """The PrfaaS pool a site offloads to: the one shared pool."""
+        return self.pool_p
+
+    def site_link(self, site: Site, window_s: float) -> SharedLink:
+        """A site's link: its own."""
+        return SharedLink(self.engine, site.system.link_bytes_per_s, site._link_done, window_s=window_s, records=False)
 
     @staticmethod
     def _prefill_start_p(r: SiteReq) -> None:
@@ -164,7 +173,12 @@ def _link_rps(r: SimResult, offloaded: int, kv_in: float) -> float | None:
     overstates the B_out / S_kv it sustains."""
     if r.link_bytes_per_s is None or not kv_in > 0:
         return r.stage_rps["link"]
-    return r.link_bytes_per_s * offloaded / kv_in
+    return link_rps(r.link_bytes_per_s, offloaded, kv_in)
+
+
+def link_rps(bytes_per_s: float, offloaded: int, kv_in: float) -> float | None:
+    """Offloaded requests/s a link carries: its bytes/s over the bytes each brought (None: none did)."""
+    return bytes_per_s * offloaded / kv_in if kv_in > 0 else None
 
 
 def _check(system: TopologySystem) -> None:
@@ -184,7 +198,7 @@ def _check(system: TopologySystem) -> None:
         raise SpecError(f"demand shares must sum to 1, got {total:g}", field="sites.demand_share")
 
 
-def _run_length(scs: list[ScenarioSpec], n_requests: int | None, duration_s: float | None) -> int | None:
+def run_length(scs: list[ScenarioSpec], n_requests: int | None, duration_s: float | None) -> int | None:
     """Arrivals of the merged stream to take (None: bounded by ``duration_s``)."""
     if duration_s is not None:
         return None
@@ -212,7 +226,7 @@ def simulate_topology(sc: ScenarioSpec, system: TopologySystem, *, rate_rps: flo
     _check(system)
     cpu0, wall0 = time.process_time(), time.perf_counter()
     scs = [replace(sc, workload=s.workload) for s in system.sites]
-    n_total = _run_length(scs, n_requests, duration_s)
+    n_total = run_length(scs, n_requests, duration_s)
     sources = []
     for s, sc_i in zip(system.sites, scs, strict=True):
         trace = sc_i.workload.trace
@@ -223,7 +237,7 @@ def simulate_topology(sc: ScenarioSpec, system: TopologySystem, *, rate_rps: flo
         raise SpecError(f"no request arrives within {duration_s:g} s", field="--duration")
     horizon = duration_s if duration_s is not None else (n_total or 0) / rate_rps
     warm_n = None if n_total is None else min(int(warmup_fraction * n_total), n_total - 1)
-    run = _TopologyRun(system, sources, n_total=n_total, warm_n=warm_n,
+    run = TopologyEngineRun(system, sources, n_total=n_total, warm_n=warm_n,
                        warm_t=warmup_fraction * (duration_s or 0.0), window_s=max(1.0, horizon / SERIES_POINTS))
     run.run(progress, drain)
     return run.result(rate_rps, time.perf_counter() - wall0, time.process_time() - cpu0, drain)
@@ -245,7 +259,7 @@ def saturation_topology(sc: ScenarioSpec, system: TopologySystem, rng: np.random
     res = simulate_topology(sc, system, rate_rps=rate, n_requests=n_requests, rng=rng, drain=False)
     share = {k: v for k, v in res.stage_share.items() if v > 0}
     per = {k: v / share[k] for k, v in res.stage_rps.items() if k in share and v is not None}
-    busy = {k: v for k, v in per.items() if (res.stage_utilization[k] or 0.0) >= _SATURATED}
+    busy = {k: v for k, v in per.items() if (res.stage_utilization[k] or 0.0) >= SATURATED}
     per = busy or per  # none saturated (fed too little): every stage, as sim.run does
     low = min(per.values())
     name = next(k for k, v in per.items() if v <= low * (1 + TIE_RTOL))

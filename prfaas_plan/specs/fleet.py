@@ -10,9 +10,11 @@ share), so Lambda_max is the largest rate at which every model gets its share
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from prfaas_plan.specs.results import Pool, Priced
 from prfaas_plan.specs.scenario import ScenarioSpec
+from prfaas_plan.specs.topology import SiteSystem
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,9 +45,10 @@ class FleetEntryPoint:
 
     model: str
     site: str
+    label: str  # the model's name, with "@site" where the fleet has several PD sites
     link: str
     demand_share: float  # of the total rate
-    threshold_tokens: float
+    threshold_tokens: float | None  # None: nothing offloaded at an unbounded length law
     n_p: int
     n_d: int
     n_prfaas: int  # the service's instances holding this model for this site
@@ -118,3 +121,39 @@ class FleetPlanResult:
     sites: tuple[tuple[str, Pool], ...]
     thresholds: int
     sources: dict[str, str]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetSystem:
+    """A fleet at one configuration, to simulate: each entry (a model at a PD site) with its path
+    (``config``: t, N_p, N_d; ``config.n_prfaas`` is its model's instances of the service), the
+    pool of each model and the link of each site; Lambda_max of the exact method and what binds."""
+
+    name: str
+    entries: tuple[SiteSystem, ...]  # ``site``: the entry's label; ``link``: its site's link
+    pools: tuple[tuple[str, int], ...]  # (entry label, its model's instances of the service for it)
+    links: tuple[tuple[str, float], ...]  # (link, usable bytes/s)
+    capacity_rps: float
+    capacity_binding: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetRun:
+    """One configuration of the fleet simulated at the shared total rate."""
+
+    name: str
+    system: FleetSystem
+    result: Any  # sim.result.TopologySimResult, one "site" per entry
+    load: float  # the rate over this configuration's capacity
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetSimulateRun:
+    scenario: str
+    rate_rps: float
+    load: float
+    systems: dict[str, FleetRun]
+    seed: int
+    requests: int | None
+    duration_s: float | None
+    warmup_fraction: float
