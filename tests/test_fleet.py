@@ -219,7 +219,7 @@ def test_bad_fleet_input_is_one_line(setting: str, code: int, line: str) -> None
 def test_one_model_commands_refuse_a_fleet() -> None:
     res = CliRunner().invoke(app, ["latency", "three-models"])
     assert res.exit_code == 2
-    assert "models: this scenario lists several models; optimize and simulate take such a scenario" in res.stderr
+    assert "models: this scenario lists several models; optimize, simulate and size take such a scenario" in res.stderr
 
 
 def test_simulate_a_fleet_from_the_cli() -> None:
@@ -255,3 +255,65 @@ def test_simulated_saturation_is_the_analytic_capacity() -> None:
     assert system.capacity_binding == "prfaas-compute DeepSeek-V3"
     assert sat.bottleneck == "prfaas:DeepSeek-V3"
     assert sat.throughput_rps == pytest.approx(system.capacity_rps, rel=0.01)
+
+
+def _size_json(args: list[str]) -> dict:
+    res = CliRunner().invoke(app, ["size", *args, "--format", "json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)
+
+
+def test_a_fleet_of_one_model_sizes_as_size_does(tmp_path: Path) -> None:
+    """The case study as a fleet of one: the cheapest fleet of `size` ($294.50/h at 3 req/s:
+    6 x 8xH200 and 5 x 8xH20 behind a 100 Gbps port)."""
+    d = yaml.safe_load(CASE.read_text())
+    d.pop("model")
+    d.pop("baselines")
+    d["models"] = [{"model": "internal-1t", "demand_share": 1.0}]
+    path = tmp_path / "one.yaml"
+    path.write_text(yaml.safe_dump(d))
+    fleet, single = _size_json([str(path)]), _size_json([])
+    assert fleet["cost"]["per_hour"] == pytest.approx(single["best"]["cost"]["per_hour"], rel=1e-12)
+    assert fleet["cost"]["per_hour"] == pytest.approx(294.50, abs=1e-9)
+    assert fleet["prefill"]["instances"] == single["best"]["prefill_service"]["instances"] == 6
+
+
+def test_the_sized_fleet_serves_its_demand() -> None:
+    """size three-models, then optimize on what it bought: Lambda_max >= demand / headroom."""
+    d = _size_json(["three-models"])
+    assert d["cost"]["per_hour"] <= d["baselines"]["separate_per_hour"] + 1e-9
+    assert d["cost"]["per_hour"] <= d["baselines"]["homogeneous_per_hour"] + 1e-9
+    site = d["sites"]["local"]
+    res = CliRunner().invoke(app, ["optimize", "three-models", "--format", "json", "--set",
+                                   f"clusters.prfaas.instances={max(d['prefill']['instances'], 1)}", "--set",
+                                   f"clusters.local.instances={site['instances']}", "--set",
+                                   f"clusters.local.hardware={site['hardware']}", "--set",
+                                   f"link.bandwidth={site['link_tier_gbps']}Gbps"])
+    assert res.exit_code == 0, res.output
+    lam = json.loads(res.stdout)["best"]["lambda_max_rps"]
+    assert lam >= d["demand_rps"] / d["headroom"] * (1 - 1e-9)
+
+
+def test_fleet_size_equals_brute_force(tmp_path: Path) -> None:
+    """On a coarse threshold grid, every combination of the models' thresholds, every local kind
+    and every tier: the cheapest total is size's."""
+    from prfaas_plan.api import fleet_size as fz
+
+    fs = load_plan_input("three-models", Catalog.default(), overrides=["search.threshold.step=16K"])
+    spec = fs.models[0].scenario.sizing
+    got = fz.size(fs).per_hour
+    lam = spec.demand_rps / spec.headroom
+    entries = fz.entries_by_site(fs, spec)["local"]
+    best = np.inf
+    for pre in spec.prfaas.options:
+        for loc in spec.local.options:
+            cands = [fz.candidates(e, spec, pre, loc, lam, spec.demand_rps, False) for e in entries]
+            law = entries[0].law
+            tiers = [(None, 0.0)] + [(fz.usable_at_tier(law, t), t.price_per_hour) for t in spec.tiers]
+            for combo in itertools.product(*(range(len(c.cost)) for c in cands)):
+                cost = sum(c.cost[k] for c, k in zip(cands, combo, strict=True))
+                carried = sum(c.carried[k] for c, k in zip(cands, combo, strict=True))
+                for usable, price in tiers:
+                    if (carried <= 0 if usable is None else carried <= usable * (1 + 1e-9)):
+                        best = min(best, cost + price)
+    assert got == pytest.approx(best, rel=1e-12)

@@ -180,3 +180,30 @@ def test_egress_and_ttft_sizing_prose():
            f"the throughput plan's p90 is {frontier[6.0]['ttft_s']:.2f} s",
            f"(+${frontier[4.0]['per_hour'] - frontier[6.0]['per_hour']:.0f})",
            f"its p90 floor is {floor} s", f"below {lowest} s nothing within the maxima can")
+
+
+def test_several_models_prose():
+    d = run("optimize", "three-models")
+    b = d["best"]
+    e = {x["model"]: x for x in b["entries"]}
+    r = d["ratios"]
+    quoted(f"Separate services cut the same four instances and the 100 Gbps link in proportion to demand "
+           f"(2 / 1 / 1 instances, 50 / 30 / 20 Gbps): {r['shared_vs_separate']:.2f}x fewer requests.",
+           f"Homogeneous PD on all 96 GPUs serves {r['shared_vs_homogeneous']:.2f}x fewer.",
+           f"cross the link at {e['Kimi-Linear-48B-A3B']['egress_gbps']:.1f} Gbps")
+    assert e["DeepSeek-V3"]["n_prfaas"] == 2 and e["Kimi-Linear-48B-A3B"]["p_offload"] == 1.0
+    s = run("simulate", "three-models")
+    shared, sep = s["systems"]["prfaas"], s["systems"]["separate"]
+    quoted(f"At the same {s['rate_rps']:.2f} req/s the shared plan runs at {shared['load'] * 100:.0f}% of its "
+           f"capacity and its P90 TTFT is {shared['simulated']['ttft_p90_s']:.1f} s against "
+           f"{sep['simulated']['ttft_p90_s']:.1f} s for separate services at {sep['load'] * 100:.0f}% of theirs.",
+           f"within 1% of the analytic {shared['capacity_rps']:.3f} req/s")
+    z = run("size", "three-models")
+    site = z["sites"]["local"]
+    quoted(f"`optimize` on what it bought ({z['prefill']['instances']} x 8xH200, {site['instances']} x 8xH20, "
+           f"{site['link_tier_gbps']:.0f} Gbps)",
+           f"Sized alone, each model buys its own service and link: "
+           f"${z['baselines']['separate_per_hour'] - z['cost']['per_hour']:.0f}/h more.")
+    lam = run("optimize", "three-models", "--set", f"clusters.prfaas.instances={z['prefill']['instances']}",
+              "--set", f"clusters.local.instances={site['instances']}")["best"]["lambda_max_rps"]
+    quoted(f"serves {lam:.3f} req/s, at least the {z['demand_rps'] / z['headroom']:.3f} it was sized for")

@@ -58,13 +58,17 @@ def size(
     from prfaas_plan.api import plan_at as plan_at_
     from prfaas_plan.api.size import size as size_
     from prfaas_plan.cli.options import method_choice
-    from prfaas_plan.io.scenario import load_scenario
+    from prfaas_plan.io.fleet import load_plan_input
     from prfaas_plan.report.size_json import size_json
     from prfaas_plan.report.views_size import emit_size
+    from prfaas_plan.specs.fleet import FleetSpec
 
     cat = catalog_from(catalog)
-    sc = load_scenario(scenario, cat, overrides=set_, method=method_choice(method), demand=demand,
-                       trace=trace_arg(trace, trace_format, model_filter))
+    sc = load_plan_input(scenario, cat, overrides=set_, method=method_choice(method), demand=demand,
+                         trace=trace_arg(trace, trace_format, model_filter))
+    if isinstance(sc, FleetSpec):
+        _size_fleet(sc, fmt.value, plan_at=plan_at, output=output, plot=plot)
+        return
     result = size_(plan_at_.sized_at(sc, plan_at))
     emit_size(fmt.value, result, size_json(result))
     if plot is not None:
@@ -74,6 +78,18 @@ def size(
         typer.echo(f"wrote {plot}", err=True)
     if output is not None:
         _write_plan(scenario, set_, method, demand, cat, sc, result, output)
+
+
+def _size_fleet(fs, fmt: str, *, plan_at: object, output: object, plot: object) -> None:
+    from prfaas_plan.api.fleet_size import size as size_fleet
+    from prfaas_plan.errors import SpecError
+    from prfaas_plan.report.views_fleet_size import emit_fleet_size
+
+    for value, option in ((plan_at, "--plan-at"), (output, "--output"), (plot, "--plot")):
+        if value is not None:
+            raise SpecError(f"{option} is for a scenario of one model; this one lists several (models:)",
+                            field=option)
+    emit_fleet_size(fmt, size_fleet(fs))
 
 
 def _write_plan(scenario, set_, method, demand, cat, sc, result, output: Path) -> None:

@@ -138,9 +138,10 @@ def load_fleet(path: Path, placed: Placed, catalog: Catalog) -> FleetSpec:
 
 
 def load_plan_input(ref: str | None, catalog: Catalog, *, overrides: list[str] | None = None,
-                    trace: TraceArg = None, method: str | None = None) -> ScenarioSpec | FleetSpec:
+                    trace: TraceArg = None, method: str | None = None, demand: str | None = None
+                    ) -> ScenarioSpec | FleetSpec:
     """A scenario of one model (``load_scenario``) or of several (``models:``, ``io.fleet``)."""
-    path, placed = scenario_mapping(ref, catalog, overrides=overrides, trace=trace, method=method)
+    path, placed = scenario_mapping(ref, catalog, overrides=overrides, trace=trace, method=method, demand=demand)
     if "models" not in placed.data:
         return load_placed(path, placed, catalog)
     if trace is not None and (trace.file if isinstance(trace, TraceChoice) else trace) is not None:

@@ -157,3 +157,50 @@ class FleetSimulateRun:
     requests: int | None
     duration_s: float | None
     warmup_fraction: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetSizedEntry:
+    """One model at one PD site in the cheapest fleet: its threshold, split and service instances."""
+
+    model: str
+    site: str
+    demand_rps: float
+    threshold_tokens: float
+    p_offload: float
+    n_p: int
+    n_d: int
+    n_prfaas: int
+    egress_bytes_per_s: float  # at the demand
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetSizedSite:
+    site: str
+    hardware: str
+    gpus_per_instance: int
+    instances: int
+    link_tier_bytes_per_s: float | None  # None: no link bought (nothing offloaded)
+    link_price_per_hour: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetSizingResult:
+    """`size` on several models: the cheapest fleet and its cost, against each model sized alone
+    (its own service and links) and on homogeneous PD, summed over the models."""
+
+    scenario: str
+    demand_rps: float
+    headroom: float
+    prefill_hardware: str | None
+    prefill_gpus_per_instance: int | None
+    n_prfaas: int
+    entries: tuple[FleetSizedEntry, ...]
+    sites: tuple[FleetSizedSite, ...]
+    gpus_per_hour: float
+    links_per_hour: float
+    egress_per_hour: float
+    per_hour: float
+    per_million_requests: float
+    separate_per_hour: float | None
+    homogeneous_per_hour: float | None

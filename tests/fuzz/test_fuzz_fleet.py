@@ -26,7 +26,7 @@ def _echoed(scenario: dict) -> tuple[str, ...]:
 
 
 @fuzz(60)
-@given(st.data(), st.sampled_from(["optimize", "simulate"]), FORMATS)
+@given(st.data(), st.sampled_from(["optimize", "simulate", "size"]), FORMATS)
 def test_mutated_fleets(data, command, fmt):
     base = data.draw(st.sampled_from(FLEETS))
     scenario = data.draw(fz.mutated_json(yaml.safe_load(base.read_text())))
