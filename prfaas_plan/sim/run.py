@@ -46,7 +46,6 @@ Model (docs/model.md#latency-and-queueing; docs/model.md#the-prfaas-architecture
 
 from __future__ import annotations
 
-import heapq
 import math
 import time
 from collections.abc import Callable
@@ -70,7 +69,6 @@ from prfaas_plan.specs.system import ControlConfig, SystemConfig
 
 __all__ = ["Saturation", "SimResult", "check_bounds", "simulate"]
 
-_heappush = heapq.heappush
 _STEP = 20_000  # events between progress reports
 SERIES_POINTS = 500  # link utilisation series: about this many windows over the run
 TIE_RTOL = 0.001  # saturation: stages within 0.1% of the lowest rate tie; the most upstream one is named
@@ -174,8 +172,8 @@ class _Run(KvPath):
         if nxt is None:
             self.done_arriving = True
             self.snaps.append(self._snapshot())
-        else:  # engine.schedule_at(nxt, self.arrive), inline (the same entry; arrivals never go back)
-            _heappush(engine._heap, [float(nxt), 0, next(engine._seq), self._arrive, ()])
+        else:
+            engine.schedule_at(nxt, self._arrive)
 
     def _route(self, l: float) -> bool:
         thr = self.thr
