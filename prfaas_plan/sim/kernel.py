@@ -79,16 +79,13 @@ class Kernel:
                    warm_i=object, warm_t=cython.double, hold_c=cython.double)
 
     def __init__(self, run: Any) -> None:
-        self.run, self.engine, self.src = run, run.engine, run.src
-        self.heap = []
-        self.seq = run.engine.take_over()
-        self.now = run.engine.now
+        self.run, self.engine, self.src, self.heap = run, run.engine, run.src, []
+        self.seq, self.now = run.engine.take_over(), run.engine.now
         self.pool_p, self.pool_l, self.link, self.dec = run.pool_p, run.pool_l, run.link, run.decode
         self.n_layers, self.landing, self.thr = run.n_layers, run.system.landing_s, run.thr
         self.tseq, self.timer_on, self.admit_on, self.arrive_on = -1, False, False, False
         self.arrived, self.link_done, self.n_measured = run.arrived, run.link_done, run.n_measured
-        self.routed_p, self.routed_l = run.routed["prfaas"], run.routed["local"]
-        self.done_arriving = run.done_arriving
+        self.routed_p, self.routed_l, self.done_arriving = run.routed["prfaas"], run.routed["local"], run.done_arriving
         hist_p, hist_l = run.hist_path["prfaas"], run.hist_path["local"]
         self.counts_p, self.counts_l = hist_p.counts, hist_l.counts
         self.tot, self.tot_p, self.tot_l = run.hist.total, hist_p.total, hist_l.total
@@ -112,21 +109,26 @@ class Kernel:
         t: cython.double = 0.0
         s: cython.Py_ssize_t = 0
         kind: cython.int = -1
-        if self.heap:
-            t, s = self.heap[0][0], self.heap[0][1]
-            kind = 0
-        if self.timer_on and (kind < 0 or self.timer_t < t or (self.timer_t == t and self.timer_seq < s)):
-            t, s, kind = self.timer_t, self.timer_seq, LINK
-        if self.arrive_on and (kind < 0 or self.arrive_t < t or (self.arrive_t == t and self.arrive_seq < s)):
-            self.now = self.arrive_t
-            return ARRIVE
+        heap: list = self.heap
+        if heap:
+            top: tuple = heap[0]
+            t, s, kind = top[0], top[1], 0
+        if self.timer_on:
+            timer_t: cython.double = self.timer_t
+            if kind < 0 or timer_t < t or (timer_t == t and self.timer_seq < s):
+                t, s, kind = timer_t, self.timer_seq, LINK
+        if self.arrive_on:
+            arrive_t: cython.double = self.arrive_t
+            if kind < 0 or arrive_t < t or (arrive_t == t and self.arrive_seq < s):
+                self.now = arrive_t
+                return ARRIVE
         if kind == LINK:
             self.timer_on = False
             self.now = t
             return LINK
         if kind < 0:
             return -1
-        e: tuple = heappop(self.heap)
+        e: tuple = heappop(heap)
         self.now = t
         self.ev = e[3]
         return e[2]
@@ -180,6 +182,11 @@ class Kernel:
         else:  # the last layer after the first ones, or (no pipelining) everything
             r.part = LAST
             self.send(r, r.kv / self.n_layers if part == BULK_SENT else r.kv)
+
+    @cython.cfunc
+    def prefill_done_l(self, r: Req) -> None:  # KvPath._prefill_done_l: RDMA inside the cluster, instantaneous
+        r.kv_transfer_completed_at = self.now
+        self.ready(r)
 
     @cython.cfunc
     def bulk_start(self, r: Req) -> None:  # KvPath._bulk_start
@@ -302,12 +309,8 @@ class Kernel:
             return self.times[pos + 1]
         self.times = self.ls = self.svp = self.svl = self.kvs = []  # let the batch go before the next is drawn
         nxt = self.src.next_time(i + 1)
-        self.load_batch()
-        return nxt
-
-    @cython.cfunc
-    def load_batch(self) -> None:
         self.times, self.ls, self.svp, self.svl, self.kvs, self.base = self.src.batch()
+        return nxt
 
     @cython.cfunc
     def arrive_traced(self, i: cython.Py_ssize_t) -> object:
@@ -344,7 +347,7 @@ class Kernel:
     def start_run(self) -> None:
         first = self.src.next_time(0)
         if self.par:
-            self.load_batch()
+            self.times, self.ls, self.svp, self.svl, self.kvs, self.base = self.src.batch()
         self.arrive_t, self.arrive_seq, self.arrive_on = float(first), self.seq, True
         self.seq += 1
 
@@ -374,10 +377,9 @@ class Kernel:
             elif kind == FIN_P:
                 self.finish(self.ev)
                 self.prefill_done_p(self.ev)
-            elif kind == FIN_L:  # then KvPath._prefill_done_l: RDMA inside the cluster, instantaneous
+            elif kind == FIN_L:
                 self.finish(self.ev)
-                cython.cast(Req, self.ev).kv_transfer_completed_at = self.now
-                self.ready(self.ev)
+                self.prefill_done_l(self.ev)
             elif kind == BULK_START:
                 self.bulk_start(self.ev)
             elif kind == READY:

@@ -40,6 +40,7 @@ SCALE = HIST_BINS / (math.log(HIST_HI_S) - LOG_LO)
 
 
 @cython.freelist(64)
+@cython.no_gc  # it refers to no container: never in a cycle
 @cython.cclass
 class Req:
     """One request in flight; times are absolute seconds (NaN: not yet), ``part`` its KV shipment."""
@@ -99,7 +100,12 @@ class Fifo:
     @cython.ccall
     def arrive(self, r: object, now: cython.double) -> cython.bint:
         """``r`` comes now: True if it takes a server at once (the caller starts it), else it queues."""
-        self.advance(now)
+        dt: cython.double = now - self.last_t
+        if dt > 0:  # advance(now), inline
+            self.area_queue += dt * len(self.queue)
+            self.area_busy += dt * self.busy
+            self.area_servers += dt * self.n
+            self.last_t = now
         if self.busy < self.n:
             self.busy += 1
             return True
@@ -110,7 +116,12 @@ class Fifo:
     def depart(self, now: cython.double) -> object:
         """A service ends now: the queued request that takes its server (the caller starts it), or
         None (the server is idle, or gone: a removed server finishes its job first)."""
-        self.advance(now)
+        dt: cython.double = now - self.last_t
+        if dt > 0:  # advance(now), inline
+            self.area_queue += dt * len(self.queue)
+            self.area_busy += dt * self.busy
+            self.area_servers += dt * self.n
+            self.last_t = now
         self.completed += 1
         if self.queue and self.busy <= self.n:
             return self.queue.popleft()
@@ -165,7 +176,11 @@ class Slots:
 
     @cython.ccall
     def wait(self, r: object, now: cython.double) -> None:
-        self.advance(now)
+        dt: cython.double = now - self.last_t
+        if dt > 0:  # advance(now), inline
+            self.area_waiting += dt * len(self.waiting)
+            self.area_slots += dt * len(self.free_at)
+            self.last_t = now
         self.waiting.append(r)
 
     @cython.ccall
@@ -201,32 +216,37 @@ class Link:
 
     @cython.ccall
     def advance(self, now: cython.double) -> None:
-        """Move the clock to ``now`` (> last_t): V, the busy time and the bytes, whole and per window."""
-        dt: cython.double = now - self.last_t
+        """Move the clock to ``now``: V, the busy time and the bytes, whole and per window."""
+        last: cython.double = self.last_t
+        dt: cython.double = now - last
         if dt <= 0:
+            return
+        self.last_t = now
+        n: cython.Py_ssize_t = len(self.active)
+        if not n:
             return
         bw: cython.double = self.bandwidth
         w: cython.double = self.window_s
-        last: cython.double = self.last_t
-        if self.active:
-            self.virtual += dt * bw / len(self.active)
-            self.busy_time += dt
-            self.carried += dt * bw
-            if w > 0:
-                k: cython.Py_ssize_t = self.k_last if self.k_at == last else int((last - self.t0) // w)
-                self.k_last, self.k_at = int((now - self.t0) // w), now
-                if k == self.k_last and k < len(self.windows):  # within one window: add_windows' one case
-                    lo: cython.double = self.t0 + k * w
-                    if last > lo:
-                        lo = last
-                    hi: cython.double = self.t0 + (k + 1) * w
-                    if now < hi:
-                        hi = now
-                    if hi > lo:
-                        self.windows[k] += (hi - lo) * bw
-                else:
-                    self.add_windows(last, now)
-        self.last_t = now
+        self.virtual += dt * bw / n
+        self.busy_time += dt
+        self.carried += dt * bw
+        if w > 0:
+            t0: cython.double = self.t0
+            k: cython.Py_ssize_t = self.k_last if self.k_at == last else int((last - t0) // w)
+            k_now: cython.Py_ssize_t = int((now - t0) // w)
+            self.k_last, self.k_at = k_now, now
+            windows: list = self.windows
+            if k == k_now and k < len(windows):  # within one window: add_windows' one case
+                lo: cython.double = t0 + k * w
+                if last > lo:
+                    lo = last
+                hi: cython.double = t0 + (k + 1) * w
+                if now < hi:
+                    hi = now
+                if hi > lo:
+                    windows[k] += (hi - lo) * bw
+            else:
+                self.add_windows(last, now)
 
     @cython.ccall
     def add_windows(self, t_from: cython.double, t_to: cython.double) -> None:

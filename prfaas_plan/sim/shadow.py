@@ -32,7 +32,7 @@ def _same(f: Any) -> Any:
     return f
 
 
-cfunc = ccall = final = inline = _same
+cfunc = ccall = final = inline = no_gc = _same
 
 
 def freelist(_: int) -> Any:
