@@ -43,9 +43,9 @@ __all__ = ["Kernel", "run_plain"]
 
 heappush, heappop = heapq.heappush, heapq.heappop
 # event kinds: on the heap, and the loop's own (the next arrival and the link's completion, held outside it)
+cython.declare(FIN_P=cython.int, FIN_L=cython.int, BULK_START=cython.int, READY=cython.int, ADMIT=cython.int,
+               ARRIVE=cython.int, LINK=cython.int)
 FIN_P, FIN_L, BULK_START, READY, ADMIT, ARRIVE, LINK = range(7)
-LO_S: cython.double = HIST_LO_S
-BINS: cython.Py_ssize_t = HIST_BINS
 
 
 @cython.final
@@ -252,9 +252,9 @@ class Kernel:
         if self.done_arriving:
             self.run.end = self.snapshot()
         if r.measured:
-            k: cython.Py_ssize_t = 0 if ttft <= LO_S else int((math.log(ttft) - LOG_LO) * SCALE)
-            if k >= BINS:
-                k = BINS - 1
+            k: cython.Py_ssize_t = 0 if ttft <= HIST_LO_S else int((math.log(ttft) - LOG_LO) * SCALE)
+            if k >= HIST_BINS:
+                k = HIST_BINS - 1
             self.tot += ttft
             if r.offload:
                 self.counts_p[k] += 1
@@ -342,7 +342,7 @@ class Kernel:
     @cython.cfunc
     def snapshot(self) -> dict:
         self.sync()
-        return self.run._snapshot()
+        return self.run.snapshot()
 
     def start_run(self) -> None:
         first = self.src.next_time(0)

@@ -30,6 +30,8 @@ heappush, heappop, heapreplace = heapq.heappush, heapq.heappop, heapq.heapreplac
 # layers in flight (pipelined), BULK_SENT those across and waiting for the prefill to end, LAST the last
 # layer (or everything, without pipelining) in flight, BULK_AFTER_PREFILL the first layers still in flight
 # after the prefill ended, PREFETCH a prefix-cache prefetch in flight
+cython.declare(BULK=cython.int, BULK_SENT=cython.int, LAST=cython.int, BULK_AFTER_PREFILL=cython.int,
+               PREFETCH=cython.int)
 BULK, BULK_SENT, LAST, BULK_AFTER_PREFILL, PREFETCH = 1, 2, 3, 4, -1
 # TTFT histogram (entities.Hist): log-spaced bins, 1e-4 s .. 1e5 s
 HIST_LO_S = 1e-4

@@ -150,7 +150,7 @@ class _Run(KvPath):
         measured = src.measured(i, now)
         if measured:
             if not self.snaps:
-                self.snaps.append(self._snapshot())
+                self.snaps.append(self.snapshot())
             self.n_measured += 1
         off, l, service, kv, hold, prefetch = src.request(i, self._route_fn, measured)
         r = Req(i, now, l, off, service, kv, hold, measured)
@@ -171,7 +171,7 @@ class _Run(KvPath):
         nxt = src.next_time(i + 1)
         if nxt is None:
             self.done_arriving = True
-            self.snaps.append(self._snapshot())
+            self.snaps.append(self.snapshot())
         else:
             engine.schedule_at(nxt, self._arrive)
 
@@ -191,7 +191,7 @@ class _Run(KvPath):
         r.decode_started_at = now
         ttft = now - r.arrived_at
         if self.done_arriving:  # the window ends at the last admission: keep the latest state
-            self.end = self._snapshot()
+            self.end = self.snapshot()
         if self.router is not None:
             self.seen.append((r.arrived_at, ttft, r.offload, self.thr_at.pop(r.i, math.inf)))
         if r.measured:
@@ -210,7 +210,7 @@ class _Run(KvPath):
             self.engine.schedule(self.period_s, self._tick)
 
     # ------------------------------------------------------------------ measurement
-    def _snapshot(self) -> dict[str, float]:
+    def snapshot(self) -> dict[str, float]:
         now = self.engine.now
         s: dict[str, float] = {"t": now, "admitted": self.decode.admitted, "hold": self.decode.busy_area(),
                                "link_bytes": self.link.bytes_carried, "link_done": self.link_done,
