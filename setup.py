@@ -6,7 +6,7 @@ never evaluated by Python; kernel.py's import of parts.py dropped, the two being
 the SHA-256 of the sources appended (``sim.fast.digest``), so ``sim.fast`` uses it only while it
 matches the sources beside it: an edited source runs as Python until the next install, never as a
 stale build. ``optional=True``: without a C compiler the build goes on and the simulator runs the
-Python sources (the same results, about 2x slower). ``-ffp-contract=off``: no fused multiply-add,
+Python sources (the same results, about 3-4x slower). ``-ffp-contract=off``: no fused multiply-add,
 so every floating-point operation rounds as Python's does (the results are the reference path's
 bit for bit; tests/sim/test_kernel.py).
 """

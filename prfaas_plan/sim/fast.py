@@ -7,7 +7,7 @@ stations' state). setup.py compiles parts.py and kernel.py with Cython, as one e
 ``prfaas_plan.sim._kernel``, when a C compiler is there; it is used (for both paths) only while it
 was built from the very sources beside it (it carries their SHA-256: an edited source runs as
 Python until the next install, never as a stale build); else the sources themselves, the same
-results about 2x slower.
+results about 3-4x slower (as fast as the reference path then).
 """
 
 from __future__ import annotations
