@@ -43,8 +43,8 @@ class Timer:
     """One pending event held outside the engine's heap (see the module notes).
 
     ``entry`` is ``None`` or ``[time, priority, seq, callback, args]`` as a heap entry; the engine
-    clears it before it calls the callback. Set it with :meth:`Engine.set_timer` (or build the
-    entry with ``next(engine._seq)`` inline), clear it by setting ``None``.
+    clears it before it calls the callback. Set it with :meth:`Engine.set_timer`, clear it by
+    setting ``None``.
     """
 
     __slots__ = ("entry",)
@@ -132,6 +132,19 @@ class Engine:
                 t = e[0]
         return t
 
+    def take_over(self) -> int:
+        """Hand the clock to a loop that plays this engine's events itself (``sim.kernel``): nothing
+        may be pending; returns the next tie-break ``seq``, from which the loop draws its own."""
+        if self.pending:
+            raise RuntimeError(f"{self.pending} events are pending: the engine cannot be taken over")
+        return next(self._seq)
+
+    def give_back(self, now: float, events: int, seq: int) -> None:
+        """The clock back from such a loop: at ``now``, ``events`` more played, ``seq`` the next seq."""
+        self.now = now
+        self.events_processed += events
+        self._seq = itertools.count(seq)
+
     @property
     def pending(self) -> int:
         """Entries in the heap, cancelled ones included, plus set timers (an upper bound)."""
@@ -150,72 +163,89 @@ class Engine:
         max_events : int, optional
             Stop after this many callbacks (the clock stays at the last event's time).
         """
-        heap = self._heap
-        pop = _heappop
         limit = math.inf if until is None else float(until)
         if limit < self.now:
             raise ValueError(f"until = {until!r} s is before now = {self.now!r} s")
         budget = -1 if max_events is None else int(max_events)
         if budget == 0:
             return 0
-        n = 0
         timers = self._timers
+        loop = self._run_heap if not timers else self._run_timer if len(timers) == 1 else self._run_timers
+        n, spent = loop(limit, budget)
+        if until is not None and not spent:
+            self.now = limit
+        return n
+
+    # The loops of run: (callbacks run, whether the budget ran out); each adds its count as it ends.
+    def _run_heap(self, limit: float, budget: int) -> tuple[int, bool]:
+        """No timer: the heap alone."""
+        heap, pop, n = self._heap, _heappop, 0
         try:
-            if not timers:
-                while heap:
+            while heap:
+                if heap[0][0] > limit:
+                    break
+                time, _, _, callback, args = pop(heap)
+                if callback is None:
+                    continue
+                self.now = time
+                callback(*args)
+                n += 1
+                if n == budget:
+                    return n, True
+            return n, False
+        finally:
+            self.events_processed += n
+
+    def _run_timer(self, limit: float, budget: int) -> tuple[int, bool]:
+        """One timer (one link): the general loop of ``_run_timers``, unrolled."""
+        heap, pop, n = self._heap, _heappop, 0
+        timer = self._timers[0]
+        try:
+            while True:
+                e = timer.entry
+                if heap and (e is None or heap[0] < e):
                     if heap[0][0] > limit:
                         break
                     time, _, _, callback, args = pop(heap)
                     if callback is None:
                         continue
-                    self.now = time
-                    callback(*args)
-                    n += 1
-                    if n == budget:
-                        return n
-            elif len(timers) == 1:  # one timer (one link): the general loop below, unrolled
-                timer = timers[0]
-                while True:
+                elif e is None or e[0] > limit:
+                    break
+                else:
+                    timer.entry = None
+                    time, _, _, callback, args = e
+                self.now = time
+                callback(*args)
+                n += 1
+                if n == budget:
+                    return n, True
+            return n, False
+        finally:
+            self.events_processed += n
+
+    def _run_timers(self, limit: float, budget: int) -> tuple[int, bool]:
+        heap, n = self._heap, 0
+        try:
+            while True:
+                first = heap[0] if heap else None
+                owner = None
+                for timer in self._timers:
                     e = timer.entry
-                    if heap and (e is None or heap[0] < e):
-                        if heap[0][0] > limit:
-                            break
-                        time, _, _, callback, args = pop(heap)
-                        if callback is None:
-                            continue
-                    elif e is None or e[0] > limit:
-                        break
-                    else:
-                        timer.entry = None
-                        time, _, _, callback, args = e
-                    self.now = time
-                    callback(*args)
-                    n += 1
-                    if n == budget:
-                        return n
-            else:
-                while True:
-                    first = heap[0] if heap else None
-                    owner = None
-                    for timer in timers:
-                        e = timer.entry
-                        if e is not None and (first is None or e < first):
-                            first, owner = e, timer
-                    if first is None or first[0] > limit:
-                        break
-                    if owner is None:
-                        pop(heap)
-                        if first[3] is None:
-                            continue
-                    else:
-                        owner.entry = None
-                    self.now = first[0]
-                    first[3](*first[4])
-                    n += 1
-                    if n == budget:
-                        return n
-            if until is not None:
-                self.now = limit
-            return n
+                    if e is not None and (first is None or e < first):
+                        first, owner = e, timer
+                if first is None or first[0] > limit:
+                    break
+                if owner is None:
+                    _heappop(heap)
+                    if first[3] is None:
+                        continue
+                else:
+                    owner.entry = None
+                self.now = first[0]
+                first[3](*first[4])
+                n += 1
+                if n == budget:
+                    return n, True
+            return n, False
         finally:
             self.events_processed += n

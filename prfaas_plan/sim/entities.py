@@ -1,128 +1,63 @@
-"""Lean entities of the two-cluster simulator: requests, prefill pools, decode slots, histograms.
-
-Unlike :mod:`prfaas_plan.sim.stations` (textbook stations that keep a record of every job for the
-validation tests), these keep no per-job state once a job has left them, so a run's memory is
-flat in the number of requests: only requests in flight are alive. Times are seconds.
+"""The reference path's stations on the engine: the prefill pool and the decode slots, and the TTFT
+histogram. Their state and time integrals are ``sim.parts``' (``Fifo``, ``Slots``; the request
+record ``Req``), shared with the fast path; these schedule what those say starts. They keep no
+per-job state once a job has left them, so a run's memory is flat in the number of requests:
+only requests in flight are alive. Times are seconds.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from prfaas_plan.sim import fast
 from prfaas_plan.sim.engine import Engine, EventHandle
+from prfaas_plan.sim.parts import HIST_BINS, HIST_HI_S, HIST_LO_S, LOG_LO, SCALE
 
-__all__ = ["DecodeSlots", "Hist", "Pool", "Req"]
+__all__ = ["HIST_BINS", "HIST_HI_S", "HIST_LO_S", "LOG_LO", "SCALE", "DecodeSlots", "Hist", "Pool", "Req"]
 
-_heapreplace = heapq.heapreplace
-_heappush = heapq.heappush
-
-
-class Req:
-    """One request in flight. ``path`` is "prfaas" or "local"; times are absolute seconds.
-
-    ``part`` tracks the KV shipment of an offloaded request: 0 nothing sent yet, 1 the first
-    n_layers - 1 layers in flight (pipelined), 2 those across and waiting for the prefill to end,
-    3 the last layer (or everything, without pipelining) in flight, 4 the first layers still in
-    flight after the prefill ended, -1 a prefix-cache prefetch in flight.
-    """
-
-    __slots__ = ("arrived_at", "decode_started_at", "hold", "i", "kv", "kv_transfer_completed_at", "l",
-                 "measured", "offload", "part", "prefill_completed_at", "prefill_started_at",
-                 "service")
-
-    def __init__(self, i: int, arrived_at: float, l: int, offload: bool, service: float, kv: float,
-                 hold: float, measured: bool) -> None:
-        self.i = i
-        self.arrived_at = arrived_at
-        self.l = l
-        self.offload = offload
-        self.service = service
-        self.kv = kv
-        self.hold = hold
-        self.measured = measured
-        self.part = 0
-        self.prefill_started_at = math.nan
-        self.prefill_completed_at = math.nan
-        self.kv_transfer_completed_at = math.nan
-        self.decode_started_at = math.nan
+Req = fast.parts().Req  # one request in flight (the compiled record when there is one)
 
 
-class Pool:
-    """``n`` prefill instances behind one FIFO queue (G/G/c, FCFS); servers can be added or removed.
+class Pool(fast.parts().Fifo):
+    """``n`` prefill instances behind one FIFO queue (G/G/c, FCFS) on the engine; servers can be added
+    or removed.
 
     ``on_start(r)`` (optional) runs when a request starts, ``on_done(r)`` when it ends (after the
-    next queued request has started). Keeps time integrals of the queue length and busy servers,
-    and a completion counter, for the caller's measurement window.
+    next queued request has started). The time integrals of the queue length and busy servers and
+    the completion count (``Fifo``'s) are for the caller's measurement window.
     """
 
-    __slots__ = ("area_busy", "area_queue", "area_servers", "busy", "completed", "engine", "last_t", "n", "name",
-                 "on_done", "on_start", "queue")
+    __slots__ = ("engine", "name", "on_done", "on_start")
 
-    def __init__(self, engine: Engine, name: str, n: int, on_done: Callable[[Req], Any],
-                 on_start: Callable[[Req], Any] | None = None) -> None:
+    def __init__(self, engine: Engine, name: str, n: int, on_done: Callable[[Any], Any],
+                 on_start: Callable[[Any], Any] | None = None) -> None:
+        super().__init__(n, engine.now)
         self.engine = engine
         self.name = name
-        self.n = int(n)
-        self.busy = 0
-        self.queue: deque[Req] = deque()
         self.on_done = on_done
         self.on_start = on_start
-        self.completed = 0
-        self.area_queue = 0.0
-        self.area_busy = 0.0
-        self.area_servers = 0.0
-        self.last_t = engine.now
 
-    def advance(self, now: float) -> None:
-        dt = now - self.last_t
-        if dt > 0:
-            self.area_queue += dt * len(self.queue)
-            self.area_busy += dt * self.busy
-            self.area_servers += dt * self.n
-            self.last_t = now
+    def submit(self, r: Any) -> None:
+        if self.arrive(r, self.engine.now):
+            self._start(r)
 
-    def submit(self, r: Req) -> None:
-        now = self.engine.now
-        dt = now - self.last_t
-        if dt > 0:  # advance(now), inline
-            self.area_queue += dt * len(self.queue)
-            self.area_busy += dt * self.busy
-            self.area_servers += dt * self.n
-            self.last_t = now
-        if self.busy < self.n:
-            self.busy += 1
-            self._start(r, now)
-        else:
-            self.queue.append(r)
-
-    def _start(self, r: Req, now: float) -> None:
-        r.prefill_started_at = now
-        engine = self.engine  # Engine.schedule(r.service, self._finish, r), inline (the same entry)
-        _heappush(engine._heap, [now + r.service, 0, next(engine._seq), self._finish, (r,)])
+    def _start(self, r: Any) -> None:
+        r.prefill_started_at = self.engine.now
+        self.engine.schedule(r.service, self._finish, r)
         if self.on_start is not None:
             self.on_start(r)
 
-    def _finish(self, r: Req) -> None:
-        now = self.engine.now
-        dt = now - self.last_t
-        if dt > 0:  # advance(now), inline
-            self.area_queue += dt * len(self.queue)
-            self.area_busy += dt * self.busy
-            self.area_servers += dt * self.n
-            self.last_t = now
-        self.completed += 1
-        r.prefill_completed_at = now
-        if self.queue and self.busy <= self.n:
-            self._start(self.queue.popleft(), now)
-        else:
-            self.busy -= 1
+    def _finish(self, r: Any) -> None:
+        nxt = self.depart(self.engine.now)
+        r.prefill_completed_at = self.engine.now
+        if nxt is not None:
+            self._start(nxt)
         self.on_done(r)
 
     def add_server(self) -> None:
@@ -130,7 +65,7 @@ class Pool:
         self.n += 1
         if self.queue:
             self.busy += 1
-            self._start(self.queue.popleft(), self.engine.now)
+            self._start(self.queue.popleft())
 
     def remove_idle_server(self) -> bool:
         """Take one idle instance out of the pool (never the last one); False if none is idle."""
@@ -141,41 +76,28 @@ class Pool:
         return True
 
 
-class DecodeSlots:
-    """N_d x BS_max continuous-batching slots, FIFO admission, each held for the request's decode time.
+class DecodeSlots(fast.parts().Slots):
+    """N_d x BS_max continuous-batching slots on the engine, FIFO admission, each held for the request's
+    decode time.
 
-    The free time of every slot sits in a min-heap, so a slot release needs no event: a request
-    whose KV is ready is admitted at once if a slot is free and nobody waits, else it queues and
-    one pending event admits the queue head when the earliest slot frees. ``on_admit(r, now)`` is
-    called at admission (the first token). Slots can be added (now free) or removed (the soonest
-    free ones; the caller removes only idle slots).
+    A slot release needs no event (``Slots.free_at``): a request whose KV is ready is admitted at
+    once if a slot is free and nobody waits, else it queues and one pending event admits the queue
+    head when the earliest slot frees. ``on_admit(r, now)`` is called at admission (the first
+    token). Slots can be added (now free) or removed (the soonest free ones; the caller removes
+    only idle slots).
     """
 
-    __slots__ = ("_event", "admitted", "admitted_hold", "area_slots", "area_waiting", "engine", "free_at",
-                 "last_t", "on_admit", "waiting")
+    __slots__ = ("_event", "engine", "on_admit")
 
-    def __init__(self, engine: Engine, slots: int, on_admit: Callable[[Req, float], Any]) -> None:
+    def __init__(self, engine: Engine, slots: int, on_admit: Callable[[Any, float], Any]) -> None:
+        super().__init__(slots, engine.now)
         self.engine = engine
-        self.free_at: list[float] = [engine.now] * int(slots)
-        self.waiting: deque[Req] = deque()
         self.on_admit = on_admit
         self._event: EventHandle | None = None
-        self.admitted = 0
-        self.admitted_hold = 0.0
-        self.area_waiting = 0.0
-        self.area_slots = 0.0
-        self.last_t = engine.now
 
     @property
     def slots(self) -> int:
         return len(self.free_at)
-
-    def advance(self, now: float) -> None:
-        dt = now - self.last_t
-        if dt > 0:
-            self.area_waiting += dt * len(self.waiting)
-            self.area_slots += dt * len(self.free_at)
-            self.last_t = now
 
     def busy_area(self) -> float:
         """Slot-seconds of decoding done so far: admitted work minus what the slots still hold."""
@@ -187,41 +109,34 @@ class DecodeSlots:
         now = self.engine.now
         return sum(1 for t in self.free_at if t <= now)
 
-    def ready(self, r: Req) -> None:
+    def ready(self, r: Any) -> None:
         """The request's KV is on a decode node now."""
         now = self.engine.now
-        free_at = self.free_at
-        if not self.waiting and free_at[0] <= now:
-            _heapreplace(free_at, now + r.hold)
-            self.admitted += 1
-            self.admitted_hold += r.hold
+        if self.open(now):
+            self.take(r.hold, now)
             self.on_admit(r, now)
             return
-        self.advance(now)
-        self.waiting.append(r)
+        self.wait(r, now)
         if self._event is None:
-            self._event = self.engine.schedule_at(max(now, free_at[0]), self._admit)
+            self._event = self.engine.schedule_at(self.next_free(now), self._admit)
 
     def _admit(self) -> None:
         self._event = None
         now = self.engine.now
         self.advance(now)
-        free_at, waiting = self.free_at, self.waiting
-        while waiting and free_at[0] <= now:
-            r = waiting.popleft()
-            _heapreplace(free_at, now + r.hold)
-            self.admitted += 1
-            self.admitted_hold += r.hold
+        while self.head(now):
+            r = self.waiting.popleft()
+            self.take(r.hold, now)
             self.on_admit(r, now)
-        if waiting:
-            self._event = self.engine.schedule_at(max(now, free_at[0]), self._admit)
+        if self.waiting:
+            self._event = self.engine.schedule_at(self.next_free(now), self._admit)
 
     def _wake(self) -> None:
         if self._event is not None:
             Engine.cancel(self._event)
             self._event = None
         if self.waiting:
-            self._event = self.engine.schedule_at(max(self.engine.now, self.free_at[0]), self._admit)
+            self._event = self.engine.schedule_at(self.next_free(self.engine.now), self._admit)
 
     def add(self, n: int) -> None:
         self.advance(self.engine.now)
@@ -239,13 +154,8 @@ class DecodeSlots:
         return last
 
 
-# TTFT histogram: log-spaced bins, 1e-4 s .. 1e5 s; 4000 bins are 0.52% wide, and a quantile is
-# interpolated inside its bin, so percentiles are within ~0.5% whatever the run length.
-HIST_LO_S = 1e-4
-HIST_HI_S = 1e5
-HIST_BINS = 4000
-LOG_LO = math.log(HIST_LO_S)
-SCALE = HIST_BINS / (math.log(HIST_HI_S) - LOG_LO)
+# TTFT histogram: log-spaced bins, 1e-4 s .. 1e5 s (sim.parts); 4000 bins are 0.52% wide, and a quantile
+# is interpolated inside its bin, so percentiles are within ~0.5% whatever the run length.
 
 
 class Hist:

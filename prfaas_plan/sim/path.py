@@ -9,19 +9,14 @@ PrfaaS pool shared) both mix it in, so the two simulate the same life cycle.
 
 from __future__ import annotations
 
-import heapq
 from typing import Any
 
 from prfaas_plan.sim.engine import Engine
 from prfaas_plan.sim.entities import DecodeSlots, Pool, Req
+from prfaas_plan.sim.parts import BULK, BULK_AFTER_PREFILL, BULK_SENT, LAST, PREFETCH
 from prfaas_plan.sim.stations import SharedLink
 
-__all__ = ["BULK", "BULK_AFTER_PREFILL", "BULK_SENT", "LAST", "PREFETCH", "KvPath"]
-
-_heappush = heapq.heappush
-
-# KV shipment states of an offloaded request (Req.part)
-BULK, BULK_SENT, LAST, BULK_AFTER_PREFILL, PREFETCH = 1, 2, 3, 4, -1
+__all__ = ["BULK", "BULK_AFTER_PREFILL", "BULK_SENT", "LAST", "PREFETCH", "KvPath"]  # the states of Req.part
 
 
 class KvPath:
@@ -38,10 +33,8 @@ class KvPath:
     link_done: int
 
     def _prefill_start_p(self, r: Req) -> None:
-        n = self.n_layers
-        if n > 1:  # Engine.schedule(r.service / n, self._bulk_start, r), inline (the same entry)
-            engine = self.engine
-            _heappush(engine._heap, [engine.now + r.service / n, 0, next(engine._seq), self._bulk_start, (r,)])
+        if self.n_layers > 1:
+            self.engine.schedule(r.service / self.n_layers, self._bulk_start, r)
 
     def _bulk_start(self, r: Req) -> None:
         if r.part != 0:  # a zero-length prefill already sent everything

@@ -165,6 +165,11 @@ class ParamSource:
                 return None
         return self._times[pos]
 
+    def batch(self) -> tuple[list[float], list[Any], list[float], list[float], list[float], int]:
+        """The current batch, read in place by the fast path (``sim.kernel``): arrival times, lengths,
+        T_prfaas, T_local, S_kv (from index ``base`` on), and ``base``."""
+        return self._times, self._l, self._svc_p, self._svc_l, self._kv, self._base
+
     def measured(self, i: int, now: float) -> bool:
         return i >= self.warm_i if self.warm_i is not None else now >= self.warm_t
 

@@ -46,7 +46,6 @@ Model (docs/model.md#latency-and-queueing; docs/model.md#the-prfaas-architecture
 
 from __future__ import annotations
 
-import heapq
 import math
 import time
 from collections.abc import Callable
@@ -70,7 +69,6 @@ from prfaas_plan.specs.system import ControlConfig, SystemConfig
 
 __all__ = ["Saturation", "SimResult", "check_bounds", "simulate"]
 
-_heappush = heapq.heappush
 _STEP = 20_000  # events between progress reports
 SERIES_POINTS = 500  # link utilisation series: about this many windows over the run
 TIE_RTOL = 0.001  # saturation: stages within 0.1% of the lowest rate tie; the most upstream one is named
@@ -152,7 +150,7 @@ class _Run(KvPath):
         measured = src.measured(i, now)
         if measured:
             if not self.snaps:
-                self.snaps.append(self._snapshot())
+                self.snaps.append(self.snapshot())
             self.n_measured += 1
         off, l, service, kv, hold, prefetch = src.request(i, self._route_fn, measured)
         r = Req(i, now, l, off, service, kv, hold, measured)
@@ -173,9 +171,9 @@ class _Run(KvPath):
         nxt = src.next_time(i + 1)
         if nxt is None:
             self.done_arriving = True
-            self.snaps.append(self._snapshot())
-        else:  # engine.schedule_at(nxt, self.arrive), inline (the same entry; arrivals never go back)
-            _heappush(engine._heap, [float(nxt), 0, next(engine._seq), self._arrive, ()])
+            self.snaps.append(self.snapshot())
+        else:
+            engine.schedule_at(nxt, self._arrive)
 
     def _route(self, l: float) -> bool:
         thr = self.thr
@@ -193,7 +191,7 @@ class _Run(KvPath):
         r.decode_started_at = now
         ttft = now - r.arrived_at
         if self.done_arriving:  # the window ends at the last admission: keep the latest state
-            self.end = self._snapshot()
+            self.end = self.snapshot()
         if self.router is not None:
             self.seen.append((r.arrived_at, ttft, r.offload, self.thr_at.pop(r.i, math.inf)))
         if r.measured:
@@ -212,7 +210,7 @@ class _Run(KvPath):
             self.engine.schedule(self.period_s, self._tick)
 
     # ------------------------------------------------------------------ measurement
-    def _snapshot(self) -> dict[str, float]:
+    def snapshot(self) -> dict[str, float]:
         now = self.engine.now
         s: dict[str, float] = {"t": now, "admitted": self.decode.admitted, "hold": self.decode.busy_area(),
                                "link_bytes": self.link.bytes_carried, "link_done": self.link_done,

@@ -1,13 +1,12 @@
 """The shared link of the discrete-event simulator (processor sharing, the cross-datacenter
-link is a :class:`SharedLink`) and the arrival streams; on its own the link is the
-processor-sharing queue the validation tests hold against :mod:`prfaas_plan.core.queueing`
+link is a :class:`SharedLink`, on ``sim.parts.Link``) and the arrival streams; on its own the link is
+the processor-sharing queue the validation tests hold against :mod:`prfaas_plan.core.queueing`
 (the FIFO pools are ``sim.entities``). Times are seconds, sizes bytes, rates per second. Job ids are
 any hashable (ints in practice); per-job records live in dicts keyed by id, in insertion order.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Callable, Hashable
 from typing import Any
@@ -15,10 +14,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from prfaas_plan.sim import fast
 from prfaas_plan.sim.engine import Engine
-
-_heappush = heapq.heappush
-_heappop = heapq.heappop
 
 __all__ = ["SharedLink", "gamma_arrivals", "poisson_arrivals"]
 
@@ -56,19 +53,19 @@ def gamma_arrivals(rng: np.random.Generator, rate: float, cv: float, n: int, sta
     return start + np.cumsum(gaps)
 
 
-class SharedLink:
+class SharedLink(fast.parts().Link):
     """A link of fixed bandwidth shared equally by its transfers (egalitarian processor sharing).
 
     With n transfers in flight, each progresses at ``bandwidth_bytes_per_s / n``.
     ``submit(job_id, n_bytes)`` starts a transfer now; ``on_done(job_id)`` is called when its last
     byte has crossed.
 
-    Implementation: the standard PS virtual time V(t), dV/dt = bandwidth / n(t), the bytes any
-    one transfer has received since V = 0. A transfer submitted at virtual time V finishes when
-    V reaches V + n_bytes, so finish tags never change after submission; they sit in a heap and
-    only the earliest tag has an engine event, held in the link's :class:`~prfaas_plan.sim.engine.Timer`
-    (outside the heap) and replaced when n changes, so a reschedule leaves no cancelled entry
-    behind. Each arrival or departure costs O(log n).
+    Implementation (``sim.parts.Link``): the standard PS virtual time V(t), dV/dt = bandwidth /
+    n(t), the bytes any one transfer has received since V = 0. A transfer submitted at virtual time
+    V finishes when V reaches V + n_bytes, so finish tags never change after submission; they sit
+    in a heap and only the earliest tag has an engine event, held in the link's
+    :class:`~prfaas_plan.sim.engine.Timer` (outside the heap) and replaced when n changes, so a
+    reschedule leaves no cancelled entry behind. Each arrival or departure costs O(log n).
 
     Utilisation: ``busy_time`` (time with n > 0; the link is work-conserving, so it runs at full
     bandwidth then), ``bytes_carried``; with ``window_s`` set, bytes per fixed window for plots
@@ -76,6 +73,8 @@ class SharedLink:
     bandwidth series); at 0 the link is down: transfers in flight wait, no event is scheduled.
     ``records`` False keeps no per-transfer dicts (the lean simulator's memory stays flat).
     """
+
+    __slots__ = ("_timer", "completed_at", "engine", "on_done", "records", "size_bytes", "started_at")
 
     def __init__(
         self,
@@ -88,113 +87,59 @@ class SharedLink:
     ) -> None:
         if not bandwidth_bytes_per_s > 0:
             raise ValueError(f"bandwidth must be > 0 bytes/s, got {bandwidth_bytes_per_s!r}")
-        self._bytes = 0.0
         if window_s is not None and not window_s > 0:
             raise ValueError(f"window_s must be > 0 s, got {window_s!r}")
+        super().__init__(float(bandwidth_bytes_per_s), float(window_s or 0.0), engine.now)
         self.engine = engine
-        self.bandwidth = float(bandwidth_bytes_per_s)
         self.on_done = on_done
-        self.window_s = window_s
         self.records = records
         self.started_at: dict[Hashable, float] = {}
         self.completed_at: dict[Hashable, float] = {}
         self.size_bytes: dict[Hashable, float] = {}
-        self.busy_time = 0.0
-        self._t0 = engine.now
-        self._last_t = engine.now
-        self._virtual = 0.0
-        self._active: list[tuple[float, int, Hashable]] = []  # (finish tag, seq, job id)
-        self._seq = 0
         self._timer = engine.timer()  # the next completion: its entry, or None
-        self._window_bytes: list[float] = []
 
     @property
     def n_active(self) -> int:
         """Transfers in flight now."""
-        return len(self._active)
+        return len(self.active)
 
     @property
     def bytes_carried(self) -> float:
         """Bytes that have crossed the link so far (partial transfers included)."""
-        self._advance(self.engine.now)
-        return self._bytes
+        self.advance(self.engine.now)
+        return self.carried
 
     @property
     def busy_s(self) -> float:
         """Time with a transfer in flight so far (at bandwidth 0 too: the transfers wait)."""
-        self._advance(self.engine.now)
+        self.advance(self.engine.now)
         return self.busy_time
 
     def set_bandwidth(self, bandwidth_bytes_per_s: float) -> None:
         """The rate from now on (>= 0; 0: down)."""
         if not bandwidth_bytes_per_s >= 0:
             raise ValueError(f"bandwidth must be >= 0 bytes/s, got {bandwidth_bytes_per_s!r}")
-        self._advance(self.engine.now)
+        self.advance(self.engine.now)
         self.bandwidth = float(bandwidth_bytes_per_s)
         self._reschedule()
 
     def window_bytes(self, limit: int | None = None) -> NDArray[np.float64]:
         """Bytes carried in each whole window of ``window_s`` so far, the first ``limit`` of them (a
         bandwidth change due long after the last request moves the clock, not the windows read)."""
-        assert self.window_s is not None
-        self._advance(self.engine.now)
-        n_whole = int((self.engine.now - self._t0) // self.window_s)
+        assert self.window_s > 0
+        self.advance(self.engine.now)
+        n_whole = int((self.engine.now - self.t0) // self.window_s)
         if limit is not None:
             n_whole = min(n_whole, limit)
         out = np.zeros(n_whole)
-        upto = min(n_whole, len(self._window_bytes))
-        out[:upto] = self._window_bytes[:upto]
+        upto = min(n_whole, len(self.windows))
+        out[:upto] = self.windows[:upto]
         return out
 
-    def _advance(self, now: float) -> None:
-        dt = now - self._last_t
-        if dt <= 0:
-            return
-        if self._active:
-            bw = self.bandwidth
-            self._virtual += dt * bw / len(self._active)
-            self.busy_time += dt
-            self._bytes += dt * bw
-            w = self.window_s
-            if w is not None:
-                # the one-window case of _add_to_windows inline (the same operations, so the same sums)
-                t_from, t0 = self._last_t, self._t0
-                k = int((t_from - t0) // w)
-                if k == int((now - t0) // w) and k < len(self._window_bytes):
-                    lo = t0 + k * w
-                    if t_from > lo:
-                        lo = t_from
-                    hi = t0 + (k + 1) * w
-                    if now < hi:
-                        hi = now
-                    if hi > lo:
-                        self._window_bytes[k] += (hi - lo) * bw
-                else:
-                    self._add_to_windows(t_from, now)
-        self._last_t = now
-
-    def _add_to_windows(self, t_from: float, t_to: float) -> None:
-        w = self.window_s
-        assert w is not None
-        first = int((t_from - self._t0) // w)
-        last = int((t_to - self._t0) // w)
-        windows = self._window_bytes
-        if len(windows) <= last:
-            windows.extend([0.0] * (last + 1 - len(windows)))
-        for k in range(first, last + 1):
-            lo = max(t_from, self._t0 + k * w)
-            hi = min(t_to, self._t0 + (k + 1) * w)
-            if hi > lo:
-                windows[k] += (hi - lo) * self.bandwidth
-
     def _reschedule(self) -> None:
-        active = self._active
-        if active and self.bandwidth > 0:
-            tag = active[0][0]
-            delay = max(0.0, (tag - self._virtual) * len(active) / self.bandwidth)
-            engine = self.engine
-            # Engine.set_timer without its check (delay >= 0 here): the same entry
-            self._timer.entry = [engine.now + delay, 0, next(engine._seq), self._complete, (tag,)]
+        delay = self.due()
+        if delay >= 0:
+            self.engine.set_timer(self._timer, delay, self._complete, self.active[0][0])
         else:
             self._timer.entry = None
 
@@ -204,28 +149,15 @@ class SharedLink:
             raise ValueError(f"transfer size must be >= 0 bytes, got {n_bytes!r}")
         n_bytes = float(n_bytes)
         now = self.engine.now
-        if now > self._last_t:
-            self._advance(now)
         if self.records:
             self.started_at[job_id] = now
             self.size_bytes[job_id] = n_bytes
-        _heappush(self._active, (self._virtual + n_bytes, self._seq, job_id))
-        self._seq += 1
+        self.start(job_id, n_bytes, now)
         self._reschedule()
 
     def _complete(self, tag: float) -> None:
         now = self.engine.now
-        if now > self._last_t:
-            self._advance(now)
-        # Snap V to the tag this event was computed for, so rounding in V never strands a
-        # transfer; every transfer with the same tag (equal transfers started together) ends now.
-        if tag > self._virtual:
-            self._virtual = tag
-        active = self._active
-        virtual = self._virtual
-        done: list[Hashable] = []
-        while active and active[0][0] <= virtual:
-            done.append(_heappop(active)[2])
+        done = self.complete(tag, now)
         if self.records:
             completed = self.completed_at
             for j in done:
@@ -238,8 +170,8 @@ class SharedLink:
 
     def utilisation(self) -> float:
         """Busy fraction of the time since creation (= bytes carried / (bandwidth x elapsed))."""
-        self._advance(self.engine.now)
-        elapsed = self.engine.now - self._t0
+        self.advance(self.engine.now)
+        elapsed = self.engine.now - self.t0
         return self.busy_time / elapsed if elapsed > 0 else math.nan
 
     def utilisation_series(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
@@ -250,18 +182,19 @@ class SharedLink:
         ``SERIES_WINDOWS`` windows (a drain far past the arrivals, as behind an RTT of hours)
         has every k consecutive windows merged into one, k the fewest that fit.
         """
-        if self.window_s is None:
+        if not self.window_s > 0:
             raise ValueError("SharedLink was created without window_s; no utilisation series")
-        self._advance(self.engine.now)
-        n_whole = int((self.engine.now - self._t0) // self.window_s)
+        self.advance(self.engine.now)
+        w = self.window_s
+        n_whole = int((self.engine.now - self.t0) // w)
         k = 1 if n_whole <= SERIES_WINDOWS else -(-n_whole // SERIES_WINDOWS)
-        n, m = n_whole // k, min(n_whole, len(self._window_bytes))
+        n, m = n_whole // k, min(n_whole, len(self.windows))
         carried = np.zeros(n)
         if k == 1:
-            carried[:m] = self._window_bytes[:m]
-            return self._t0 + self.window_s * np.arange(n), carried / (self.bandwidth * self.window_s)
+            carried[:m] = self.windows[:m]
+            return self.t0 + w * np.arange(n), carried / (self.bandwidth * w)
         if m:  # k may be beyond an int64 when m is not: then every recorded window is in the first
             merged = np.arange(m) // k if k < m else np.zeros(m, dtype=np.int64)
-            carried += np.bincount(merged, weights=self._window_bytes[:m], minlength=n)[:n]
-        window = self.window_s * k
-        return self._t0 + window * np.arange(n), carried / window / self.bandwidth  # not bw x window: it may overflow
+            carried += np.bincount(merged, weights=self.windows[:m], minlength=n)[:n]
+        window = w * k
+        return self.t0 + window * np.arange(n), carried / window / self.bandwidth  # not bw x window: it may overflow

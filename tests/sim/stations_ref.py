@@ -1,21 +1,18 @@
-"""A reference M/M/c FIFO station and an arrival feeder on the public engine API, for the engine's
-own tests and ``benchmarks/bench_engine.py`` (the simulator's pools are ``sim.entities``)."""
+"""A textbook G/G/c FIFO station (per-job records) on the simulator's pool state and the public
+engine API, and an arrival feeder, for the engine's own tests and ``benchmarks/bench_engine.py``
+(the simulator's pools are ``sim.entities.Pool``, on the same ``sim.parts.Fifo``)."""
 
 from __future__ import annotations
 
-import heapq
 import math
-from collections import deque
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from prfaas_plan.sim import fast
 from prfaas_plan.sim.engine import Engine
-
-_heappush = heapq.heappush
-_heappop = heapq.heappop
 
 OnDone = Callable[[Hashable], Any] | None
 
@@ -40,8 +37,9 @@ def feed_arrivals(
     engine.schedule_at(times_list[0], arrive, 0)
 
 
-class FifoServers:
-    """``n_servers`` identical servers fed by one FIFO queue (a G/G/c station, FCFS).
+class FifoServers(fast.parts().Fifo):
+    """``n_servers`` identical servers fed by one FIFO queue (a G/G/c station, FCFS), on the simulator's
+    own pool state (``sim.parts.Fifo``), so the validation tests hold that against the analytic model.
 
     ``submit(job_id, service_s)`` starts the job at once on a free server or queues it; when its
     service ends, ``on_done(job_id)`` is called (after the next queued job has started).
@@ -53,30 +51,22 @@ class FifoServers:
     def __init__(self, engine: Engine, n_servers: int, on_done: OnDone = None) -> None:
         if int(n_servers) != n_servers or n_servers < 1:
             raise ValueError(f"n_servers must be a whole number >= 1, got {n_servers!r}")
+        super().__init__(int(n_servers), engine.now)
         self.engine = engine
-        self.n_servers = int(n_servers)
         self.on_done = on_done
-        self.busy = 0
         self.arrived_at: dict[Hashable, float] = {}
         self.started_at: dict[Hashable, float] = {}
         self.completed_at: dict[Hashable, float] = {}
-        self._queue: deque[tuple[Hashable, float]] = deque()
         self._t0 = engine.now
-        self._last_t = engine.now
-        self._area_queue = 0.0
-        self._area_busy = 0.0
+
+    @property
+    def n_servers(self) -> int:
+        return self.n
 
     @property
     def queue_length(self) -> int:
         """Jobs waiting (not in service) now."""
-        return len(self._queue)
-
-    def _advance(self, now: float) -> None:
-        dt = now - self._last_t
-        if dt > 0:
-            self._area_queue += dt * len(self._queue)
-            self._area_busy += dt * self.busy
-            self._last_t = now
+        return len(self.queue)
 
     def submit(self, job_id: Hashable, service_s: float) -> None:
         """A job arrives now and needs ``service_s`` seconds of one server."""
@@ -84,25 +74,20 @@ class FifoServers:
             raise ValueError(f"service time must be >= 0 s, got {service_s!r}")
         service_s = float(service_s)  # numpy scalars in the heap would slow every comparison
         now = self.engine.now
-        self._advance(now)
         self.arrived_at[job_id] = now
-        if self.busy < self.n_servers:
-            self.busy += 1
-            self.started_at[job_id] = now
-            self.engine.schedule(service_s, self._finish, job_id)
-        else:
-            self._queue.append((job_id, service_s))
+        if self.arrive((job_id, service_s), now):
+            self._start(job_id, service_s)
+
+    def _start(self, job_id: Hashable, service_s: float) -> None:
+        self.started_at[job_id] = self.engine.now
+        self.engine.schedule(service_s, self._finish, job_id)
 
     def _finish(self, job_id: Hashable) -> None:
         now = self.engine.now
-        self._advance(now)
+        nxt = self.depart(now)
         self.completed_at[job_id] = now
-        if self._queue:
-            next_id, service_s = self._queue.popleft()
-            self.started_at[next_id] = now
-            self.engine.schedule(service_s, self._finish, next_id)
-        else:
-            self.busy -= 1
+        if nxt is not None:
+            self._start(*nxt)
         if self.on_done is not None:
             self.on_done(job_id)
 
@@ -116,15 +101,15 @@ class FifoServers:
         return np.fromiter((t - arrived[j] for j, t in self.started_at.items()), float, len(self.started_at))
 
     def _elapsed(self) -> float:
-        self._advance(self.engine.now)
+        self.advance(self.engine.now)
         return self.engine.now - self._t0
 
     def mean_queue_length(self) -> float:
         """Time-average number of waiting jobs L_q since creation (NaN before time advances)."""
         elapsed = self._elapsed()
-        return self._area_queue / elapsed if elapsed > 0 else math.nan
+        return self.area_queue / elapsed if elapsed > 0 else math.nan
 
     def utilisation(self) -> float:
         """Time-average fraction of busy servers since creation (NaN before time advances)."""
         elapsed = self._elapsed()
-        return self._area_busy / (elapsed * self.n_servers) if elapsed > 0 else math.nan
+        return self.area_busy / (elapsed * self.n) if elapsed > 0 else math.nan

@@ -9,7 +9,6 @@ PRFAAS_COMPILED_REQUIRED is set (``.ci/run`` sets it: CI must test the build use
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 from pathlib import Path
 
@@ -21,8 +20,8 @@ from hypothesis import strategies as st
 from prfaas_plan.api.systems import systems
 from prfaas_plan.io.load import Catalog
 from prfaas_plan.io.scenario import load_scenario
-from prfaas_plan.sim import fast, kernel
-from prfaas_plan.sim.entities import Hist
+from prfaas_plan.sim import fast, kernel, parts
+from prfaas_plan.sim.entities import Hist, Pool
 from prfaas_plan.sim.policies import make_source
 from prfaas_plan.sim.run import _Run, simulate
 from prfaas_plan.specs.system import ControlConfig
@@ -65,13 +64,15 @@ def impl(request, monkeypatch):
 
 
 def test_the_compiled_build_is_this_source(impl):
-    """The extension carries the SHA-256 of the kernel.py it was compiled from, and is used only
-    while that is the file beside it (an edited source runs as Python until the next install)."""
+    """The extension carries the SHA-256 of the sources it was compiled from (parts.py and kernel.py),
+    and is used only while those are the files beside it (an edited source runs as Python until the
+    next install); both paths then build on its parts."""
     if impl is kernel:
         assert not hasattr(impl, "SOURCE_SHA256")
     else:
         assert impl.__name__ == "prfaas_plan.sim._kernel" and impl.__file__.endswith(".so")
-        assert hashlib.sha256(Path(kernel.__file__).read_bytes()).hexdigest() == impl.SOURCE_SHA256
+        assert fast.digest() == impl.SOURCE_SHA256
+        assert fast.parts() is impl and issubclass(Pool, impl.Fifo)
 
 
 def both(sc, system, seed, **kw):
@@ -222,10 +223,14 @@ def test_memory_stays_flat(case):
     assert long < ref + 0.25, (long, ref)
 
 
-def test_an_edited_source_runs_as_python(monkeypatch, tmp_path):
-    """A build older than the source beside it is not used: kernel.py edited after the install."""
-    edited = tmp_path / "kernel.py"
-    edited.write_bytes(Path(kernel.__file__).read_bytes() + b"# edited\n")
-    monkeypatch.setattr(kernel, "__file__", str(edited))
-    monkeypatch.setattr(fast, "_IMPLEMENTATION", None)
-    assert fast.implementation() is kernel
+@pytest.mark.parametrize("name", fast.SOURCES)
+def test_an_edited_source_runs_as_python(monkeypatch, tmp_path, name):
+    """A build older than a source beside it is not used: parts.py or kernel.py edited after the install."""
+    folder = Path(kernel.__file__).parent
+    for source in fast.SOURCES:
+        (tmp_path / source).write_bytes((folder / source).read_bytes() + (b"# edited\n" if source == name else b""))
+    original = fast.digest
+    assert original(tmp_path) != original()
+    monkeypatch.setattr(fast, "digest", lambda folder=None: original(tmp_path))
+    monkeypatch.setattr(fast, "_COMPILED", [])
+    assert fast.implementation() is kernel and fast.parts() is parts
