@@ -219,7 +219,8 @@ def test_bad_fleet_input_is_one_line(setting: str, code: int, line: str) -> None
 def test_one_model_commands_refuse_a_fleet() -> None:
     res = CliRunner().invoke(app, ["latency", "three-models"])
     assert res.exit_code == 2
-    assert "models: this scenario lists several models; optimize, simulate and size take such a scenario" in res.stderr
+    assert ("models: this scenario lists several models; optimize, simulate, size and degrade take such a "
+            "scenario") in res.stderr
 
 
 def test_simulate_a_fleet_from_the_cli() -> None:
@@ -317,3 +318,24 @@ def test_fleet_size_equals_brute_force(tmp_path: Path) -> None:
                     if (carried <= 0 if usable is None else carried <= usable * (1 + 1e-9)):
                         best = min(best, cost + price)
     assert got == pytest.approx(best, rel=1e-12)
+
+
+def test_degrade_a_fleet() -> None:
+    """The plan held loses what its link bytes say (B x level / bytes per request); re-planned it
+    never serves less, and with the link down it offloads nothing."""
+    res = CliRunner().invoke(app, ["degrade", "three-models", "--levels", "50%,10%,0", "--format", "json"])
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.stdout)
+    nominal = d["nominal"]
+    lam = nominal["lambda_max_rps"]
+    per_request = nominal["links"]["prfaas->local"]["egress_gbps"] / lam  # Gbit per request of Lambda
+    levels = d["links"]["prfaas->local"]
+    assert [lv["level"] for lv in levels] == [1.0, 0.5, 0.1, 0.0]
+    assert levels[0]["static_rps"] == pytest.approx(lam, rel=1e-12)
+    assert levels[0]["replan"]["lambda_max_rps"] == pytest.approx(lam, rel=1e-12)
+    for lv in levels[1:]:
+        assert lv["static_rps"] == pytest.approx(min(lam, lv["usable_gbps"] / per_request), rel=1e-9)
+        assert lv["replan"]["lambda_max_rps"] >= lv["static_rps"] * (1 - 1e-12)
+    down = levels[-1]["replan"]
+    assert all(e["p_offload"] == 0 and e["n_prfaas"] == 0 for e in down["entries"])
+    assert CliRunner().invoke(app, ["degrade", "three-models", "--load", "0.5"]).exit_code == 2

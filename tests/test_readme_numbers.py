@@ -207,3 +207,16 @@ def test_several_models_prose():
     lam = run("optimize", "three-models", "--set", f"clusters.prfaas.instances={z['prefill']['instances']}",
               "--set", f"clusters.local.instances={site['instances']}")["best"]["lambda_max_rps"]
     quoted(f"serves {lam:.3f} req/s, at least the {z['demand_rps'] / z['headroom']:.3f} it was sized for")
+
+
+def test_several_models_degrade_prose():
+    d = run("degrade", "three-models")
+    half, down = d["links"]["prfaas->local"][1], d["links"]["prfaas->local"][-1]
+    e = {x["model"]: x for x in half["replan"]["entries"]}
+    assert half["level"] == 0.5 and down["level"] == 0.0
+    assert e["DeepSeek-V3"]["p_offload"] == 1.0
+    quoted(f"At half the link the plan held is link-bound at {half['static_rps']:.3f} req/s; re-planned, DeepSeek-V3 "
+           f"offloads every request and Llama-3.1-70B only those above "
+           f"{units.shown_threshold(e['Llama-3.1-70B']['threshold_tokens']):,} tokens, for "
+           f"{half['replan']['lambda_max_rps']:.3f}.",
+           f"With the link down the fleet prefills everything locally: {down['replan']['lambda_max_rps']:.3f} req/s.")

@@ -121,7 +121,8 @@ def refine(sh: Shape, laws_: list, method: Method, es: list[core.Entry], found: 
     return best_es, best
 
 
-def _point(sh: Shape, es: list[core.Entry], found: core.Found, caps: list[core.Caps] | None) -> FleetPoint:
+def point_of(sh: Shape, es: list[core.Entry], found: core.Found, caps: list[core.Caps] | None = None) -> FleetPoint:
+    """The typed configuration of a search's result (``caps``: separate services' slices)."""
     lam = found.lambda_max_rps
     out, per_link = [], [0.0] * len(sh.fleet.sites)
     for k, (e, c) in enumerate(zip(es, found.choices, strict=True)):
@@ -142,7 +143,8 @@ def _point(sh: Shape, es: list[core.Entry], found: core.Found, caps: list[core.C
             theta_pd_d_rps=b.decode * e.weight,
             theta_prfaas_rps=b.compute * e.weight if b.compute < UNBOUNDED else None,
             egress_bytes_per_s=egress, prfaas_utilization=load / a if a > 0 else None))
-    links = tuple(FleetLinkPoint(link=n, usable_bytes_per_s=bw, egress_bytes_per_s=v, utilization=v / bw)
+    links = tuple(FleetLinkPoint(link=n, usable_bytes_per_s=bw, egress_bytes_per_s=v,
+                                 utilization=v / bw if bw > 0 else 0.0)
                   for n, bw, v in zip(sh.fleet.links, sh.fleet.link_bytes_per_s, per_link, strict=True))
     return FleetPoint(lambda_max_rps=lam, entries=tuple(out), links=links,
                       n_prfaas=sum(x.n_prfaas for x in out), binding=found.binding, tight=found.tight)
@@ -197,13 +199,13 @@ def _one(fs: FleetSpec, sh: Shape, m: Method) -> FleetMethodPlan:
         raise InfeasibleError("no assignment of the fleet serves every model any load", binding="instances")
     fine_es, fine = refine(sh, laws_, m, es, found)
     elapsed = time.perf_counter() - t0
-    best = _point(sh, fine_es, fine, None)
+    best = point_of(sh, fine_es, fine, None)
     caps = separate_caps(sh, [(e.site, e.weight) for e in es])
     sep_found = core.search(sh.fleet, es, caps=caps)
-    sep = _point(sh, es, sep_found, caps) if sep_found else None
+    sep = point_of(sh, es, sep_found, caps) if sep_found else None
     sizes = _homogeneous_sizes(sh)
     hom_found = core.search(sh.fleet, es, local_only=True, site_instances=sizes)
-    hom = _point(sh, es, hom_found, None) if hom_found else None
+    hom = point_of(sh, es, hom_found, None) if hom_found else None
     lam = best.lambda_max_rps
     ratios = FleetRatios(
         shared_vs_separate=lam / sep.lambda_max_rps if sep and sep.lambda_max_rps > 0 else None,

@@ -40,12 +40,26 @@ def degrade(
     Example: prfaas-plan degrade two-regions --load 0.7 --levels 50%,10%,0
     """
     from prfaas_plan.api import degrade as api_degrade
+    from prfaas_plan.errors import SpecError
+    from prfaas_plan.io.fleet import load_plan_input
     from prfaas_plan.report.views_degrade import emit_degrade
+    from prfaas_plan.specs.fleet import FleetSpec
     from prfaas_plan.specs.run import check, parse
 
     # before the scenario loads: a bad option is told first
     args = check(parse(rate=rate, load=load, requests=None, duration=None, seed=None))
     parsed = api_degrade.parse_levels(levels)
+    fs = load_plan_input(scenario, catalog_from(catalog), overrides=set_ or [], method=method_choice(method))
+    if isinstance(fs, FleetSpec):
+        from prfaas_plan.api.fleet_degrade import degrade as fleet_degrade
+        from prfaas_plan.report.views_fleet_degrade import emit_fleet_degrade
+
+        for value, option in ((rate, "--rate"), (load, "--load")):
+            if value is not None:
+                raise SpecError(f"{option} sets the rate of the TTFT table, which a scenario of several models "
+                                "does not have: drop it", field=option)
+        emit_fleet_degrade(fmt, fleet_degrade(fs, parsed))
+        return
     r = api_degrade.degrade(scenario, catalog_from(catalog), overrides=set_ or [], method=method_choice(method),
                             levels=parsed, rate_rps=args.rate_rps, load=args.load)
     emit_degrade(fmt, r)

@@ -38,7 +38,8 @@ if TYPE_CHECKING:  # pydantic and the schema are imported only when a scenario i
     from prfaas_plan.io.scenario_schema import Cluster, Control, ScenarioFile, Workload
 
 DEFAULT_SCENARIO = "paper-case-study"
-FLEET_COMMANDS = "optimize, simulate and size"  # the commands that take a scenario of several models (io.fleet)
+# the commands that take a scenario of several models (io.fleet)
+FLEET_COMMANDS = "optimize, simulate, size and degrade"
 
 
 def scenario_path(ref: str | None, catalog: Catalog) -> Path:

@@ -204,3 +204,22 @@ class FleetSizingResult:
     per_million_requests: float
     separate_per_hour: float | None
     homogeneous_per_hour: float | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetDegradeLevel:
+    """One link at one level of its bandwidth: the plan held and the fleet re-planned."""
+
+    level: float  # fraction of the nominal bandwidth; 0: down
+    usable_bytes_per_s: float
+    static_rps: float
+    static_binding: str
+    replan: FleetPoint | None  # None: nothing serves any load
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FleetDegradeResult:
+    scenario: str
+    method: str
+    nominal: FleetPoint
+    links: tuple[tuple[str, tuple[FleetDegradeLevel, ...]], ...]  # per link, its levels (1.0 first)

@@ -26,10 +26,10 @@ def _echoed(scenario: dict) -> tuple[str, ...]:
 
 
 @fuzz(60)
-@given(st.data(), st.sampled_from(["optimize", "simulate", "size"]), FORMATS)
+@given(st.data(), st.sampled_from(["optimize", "simulate", "size", "degrade"]), FORMATS)
 def test_mutated_fleets(data, command, fmt):
     base = data.draw(st.sampled_from(FLEETS))
     scenario = data.draw(fz.mutated_json(yaml.safe_load(base.read_text())))
     path = _tmp(base.name, yaml.safe_dump(scenario))
-    extra = ["--requests", "300"] if command == "simulate" else []
+    extra = {"simulate": ["--requests", "300"], "degrade": ["--levels", "50%,0"]}.get(command, [])
     check(run([command, str(path), *extra, "--format", fmt]), names=(path.name,), echoed=_echoed(scenario))

@@ -1,0 +1,51 @@
+"""View and JSON of `degrade` on several models (``api.fleet_degrade``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prfaas_plan import units
+from prfaas_plan.report.fleet_json import point_json
+from prfaas_plan.report.render import emit, num, table
+from prfaas_plan.report.views_plan import fixed, t_text
+from prfaas_plan.specs.fleet import FleetDegradeResult
+
+
+def fleet_degrade_json(r: FleetDegradeResult) -> dict[str, Any]:
+    return {
+        "scenario": r.scenario, "method": r.method, "nominal": point_json(r.nominal),
+        "links": {link: [{"level": lv.level, "usable_gbps": units.bytes_per_s_to_gbps(lv.usable_bytes_per_s),
+                          "static_rps": lv.static_rps, "static_binding": lv.static_binding,
+                          "replan": None if lv.replan is None else point_json(lv.replan)} for lv in levels]
+                  for link, levels in r.links},
+    }
+
+
+def emit_fleet_degrade(fmt: str, r: FleetDegradeResult) -> None:
+    payload = fleet_degrade_json(r)
+
+    def tables() -> list[Any]:
+        labels = " / ".join(e.label for e in r.nominal.entries)
+        out: list[Any] = []
+        for link, levels in r.links:
+            rows = []
+            for lv in levels:
+                p = lv.replan
+                rows.append([f"{lv.level * 100:.0f}%", num(units.bytes_per_s_to_gbps(lv.usable_bytes_per_s), 1),
+                             fixed(lv.static_rps, 3), lv.static_binding,
+                             fixed(p.lambda_max_rps, 3) if p else "0.000", p.binding if p else "-",
+                             ", ".join(f"{t_text(e.threshold_tokens)} {e.n_p}/{e.n_d}/{e.n_prfaas}" for e in p.entries)
+                             if p else "-"])
+            out.append(table(f"Link {link}: capacity, the plan held (static) and re-planned",
+                             ["level %", "Gbps", "static req/s", "bound by", "replan req/s", "bound by",
+                              f"t N_p/N_d/N_prfaas ({labels})"], rows))
+        models = len({e.model for e in r.nominal.entries})
+        return [f"{r.scenario}: a link degraded or down, {models} models sharing one prefill "
+                f"service (method {r.method}; nominal Lambda_max {fixed(r.nominal.lambda_max_rps, 3)} req/s)",
+                *out, "TTFT per level is not computed for several models; `simulate --set` a level to see it."]
+
+    rows = [{"link": link, "level": lv["level"], "usable_gbps": lv["usable_gbps"], "static_rps": lv["static_rps"],
+             "static_binding": lv["static_binding"],
+             "replan_rps": lv["replan"]["lambda_max_rps"] if lv["replan"] else 0.0}
+            for link, levels in payload["links"].items() for lv in levels]
+    emit(fmt, payload, rows=rows, tables=tables)
