@@ -219,7 +219,7 @@ def test_bad_fleet_input_is_one_line(setting: str, code: int, line: str) -> None
 def test_one_model_commands_refuse_a_fleet() -> None:
     res = CliRunner().invoke(app, ["latency", "three-models"])
     assert res.exit_code == 2
-    assert ("models: this scenario lists several models; optimize, simulate, size and degrade take such a "
+    assert ("models: this scenario lists several models; optimize, simulate, size, degrade and study take such a "
             "scenario") in res.stderr
 
 
@@ -339,3 +339,26 @@ def test_degrade_a_fleet() -> None:
     down = levels[-1]["replan"]
     assert all(e["p_offload"] == 0 and e["n_prfaas"] == 0 for e in down["entries"])
     assert CliRunner().invoke(app, ["degrade", "three-models", "--load", "0.5"]).exit_code == 2
+
+
+def test_a_study_of_a_fleet(tmp_path: Path) -> None:
+    """Each point's row is what the command prints for that point: optimize's Lambda_max, size's cost."""
+    import csv
+
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump({"scenario": "three-models", "command": "optimize",
+                                                         "axes": {"link.bandwidth": ["50Gbps", "100Gbps"]}}))
+    res = CliRunner().invoke(app, ["study", str(tmp_path / "study.yaml"), "-o", str(tmp_path / "o.csv")])
+    assert res.exit_code == 0, res.output
+    rows = list(csv.DictReader((tmp_path / "o.csv").open()))
+    assert [r["status"] for r in rows] == ["ok", "ok"]
+    for r in rows:
+        args = ["optimize", "three-models", "--set", f"link.bandwidth={r['link.bandwidth']}", "--format", "json"]
+        want = json.loads(CliRunner().invoke(app, args).stdout)["best"]
+        assert float(r["lambda_max_rps"]) == pytest.approx(want["lambda_max_rps"], rel=1e-9)
+        assert r["binding"] == want["binding"]
+    (tmp_path / "size.yaml").write_text(yaml.safe_dump({"scenario": "three-models", "command": "size",
+                                                        "axes": {"sizing.demand": ["4rps"]}}))
+    res = CliRunner().invoke(app, ["study", str(tmp_path / "size.yaml"), "-o", str(tmp_path / "s.csv")])
+    assert res.exit_code == 0, res.output
+    (row,) = list(csv.DictReader((tmp_path / "s.csv").open()))
+    assert float(row["cost_per_hour"]) == pytest.approx(_size_json(["three-models"])["cost"]["per_hour"], rel=1e-12)

@@ -160,6 +160,12 @@ def row(command: str, sc: ScenarioSpec, options: dict[str, Any]) -> dict[str, An
 
 
 def _row(command: str, sc: ScenarioSpec, options: dict[str, Any]) -> dict[str, Any]:
+    from prfaas_plan.specs.fleet import FleetSpec
+
+    if isinstance(sc, FleetSpec):  # several models (models:)
+        from prfaas_plan.api import study_fleet
+
+        return study_fleet.row(command, sc, run_args(options))
     if command == "optimize":
         return optimize_row(sc)
     if command == "size":

@@ -110,8 +110,23 @@ def _sites(e: dict[str, Any], i: int, placed: Placed) -> dict[str, Any]:
     return {"sites": kept, "links": links}
 
 
-def load_fleet(path: Path, placed: Placed, catalog: Catalog) -> FleetSpec:
-    """Each model's scenario spec over the scenario's topology."""
+@dataclass(frozen=True, slots=True)
+class FleetFile:
+    """The validated schema objects of a scenario of several models: one ``ScenarioFile`` per model
+    (its entry laid over the scenario) and the entries as written. A field outside ``models`` reads
+    as the first model's (they share it)."""
+
+    files: tuple[Any, ...]  # io.scenario_schema.ScenarioFile per model
+    models: list[dict[str, Any]]
+    labels: tuple[str, ...]
+    placed: tuple[EntryPlaced, ...]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.files[0], name)
+
+
+def fleet_file(placed: Placed) -> FleetFile:
+    """Each model's mapping validated by the scenario schema; a fault is named at ``models[i]``."""
     from pydantic import ValidationError
 
     from prfaas_plan.io.load import validation_message
@@ -120,21 +135,29 @@ def load_fleet(path: Path, placed: Placed, catalog: Catalog) -> FleetSpec:
     raw = _entries(placed)
     base = {k: v for k, v in placed.data.items() if k != "models"}
     seen: set[str] = set()
-    models = []
+    files, labels, where = [], [], []
     for i, e in enumerate(raw):
-        label = _label(e, i, placed, seen)
+        labels.append(_label(e, i, placed, seen))
         given = tuple(k for k in ("model", *REPLACED) if k in e)
         data = {**base, **{k: e[k] for k in given}, **_sites(e, i, placed)}
         mp = EntryPlaced(data, placed.source, dict(placed.origins), index=i, given=given)
         try:
-            sf = ScenarioFile.model_validate(data)
+            files.append(ScenarioFile.model_validate(data))
         except ValidationError as exc:
             field_path, msg = validation_message(exc)
             raise SpecError(msg + mp.context(field_path), **mp.place(field_path or None)) from None
-        spec = to_spec(sf, path, catalog, mp)
-        models.append(FleetModelSpec(name=label, demand_share=float(e["demand_share"]), scenario=spec))
+        where.append(mp)
+    return FleetFile(files=tuple(files), models=raw, labels=tuple(labels), placed=tuple(where))
+
+
+def load_fleet(path: Path, placed: Placed, catalog: Catalog, ff: FleetFile | None = None) -> FleetSpec:
+    """Each model's scenario spec over the scenario's topology."""
+    ff = ff or fleet_file(placed)
+    models = tuple(FleetModelSpec(name=label, demand_share=float(e["demand_share"]),
+                                  scenario=to_spec(sf, path, catalog, mp))
+                   for label, e, sf, mp in zip(ff.labels, ff.models, ff.files, ff.placed, strict=True))
     first = models[0].scenario
-    return FleetSpec(name=first.name, source=first.source, path=str(path), models=tuple(models))
+    return FleetSpec(name=first.name, source=first.source, path=str(path), models=models)
 
 
 def load_plan_input(ref: str | None, catalog: Catalog, *, overrides: list[str] | None = None,

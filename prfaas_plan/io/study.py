@@ -30,7 +30,6 @@ from prfaas_plan import ranges, units
 from prfaas_plan.errors import PrfaasError, SpecError, kind_of
 from prfaas_plan.io.load import read_yaml, validation_message
 from prfaas_plan.io.patch import Loaded
-from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.study import COMMANDS, MAX_POINTS, Axis, Study
 
 _LAWS = ("lognormal", "gamma", "uniform", "fixed")  # a workload section check_value builds: no file to read
@@ -167,13 +166,16 @@ def load_study(path: str | Path) -> tuple[Study, Path]:
 
 
 def load_point(ref: str | None, catalog: Any, fixed: Sequence[tuple[str, Any]], values: Sequence[tuple[str, Any]],
-               *, method: str | None = None) -> tuple[ScenarioSpec, Loaded]:
+               *, method: str | None = None) -> tuple[Any, Loaded | None]:
     """The scenario with the study's ``set`` and a point's (field, value) pairs set as typed values,
     as ``load_scenario`` builds it from ``--set``; with the mapping and schema object ``io.patch``
     patches further. A message names them ``set FIELD`` and ``axes FIELD``."""
+    from prfaas_plan.io.fleet import FleetFile, load_fleet
     from prfaas_plan.io.scenario import to_spec
 
     path, placed, sc = _schema_valid(ref, catalog, fixed, values, method)
+    if isinstance(sc, FleetFile):  # several models: loaded whole at every point (no patch)
+        return load_fleet(path, placed, catalog, sc), None
     spec = to_spec(sc, path, catalog, placed)
     return spec, Loaded(spec, placed.data, sc)
 
@@ -236,6 +238,11 @@ def check_value(ref: str | None, catalog: Any, fixed: Sequence[tuple[str, Any]],
     else the SpecError, placed ``axes KEY`` where the fault is the value's own (its type, unit or
     bounds, an unknown name) rather than the scenario's."""
     path, placed, sc = _schema_valid(ref, catalog, fixed, [(key, value)], method)
+    from prfaas_plan.io.fleet import FleetFile, load_fleet
+
+    if isinstance(sc, FleetFile):  # several models: every name and law the way optimize loads them
+        load_fleet(path, placed, catalog, sc)
+        return
     if isinstance(value, str) and (key == "model" or key.endswith(".hardware")):
         from prfaas_plan.io.load import load_gpu, load_model
         from prfaas_plan.io.scenario import named
@@ -253,7 +260,7 @@ def _schema_valid(ref: str | None, catalog: Any, fixed: Sequence[tuple[str, Any]
     from pydantic import ValidationError
 
     from prfaas_plan.io.overrides import Override, apply
-    from prfaas_plan.io.scenario import FLEET_COMMANDS, scenario_path
+    from prfaas_plan.io.scenario import scenario_path
     from prfaas_plan.io.scenario_schema import ScenarioFile
 
     path = scenario_path(ref, catalog)
@@ -264,9 +271,10 @@ def _schema_valid(ref: str | None, catalog: Any, fixed: Sequence[tuple[str, Any]
     if method is not None:
         extra.append(Override("search.method", method, "method"))
     placed = apply(raw, extra, str(path))
-    if "models" in placed.data:
-        raise SpecError(f"this scenario lists several models; {FLEET_COMMANDS} take such a scenario, a study one "
-                        "model (give a scenario with model:)", **placed.place("models"))
+    if "models" in placed.data:  # several models: each model's mapping validated (io.fleet)
+        from prfaas_plan.io.fleet import fleet_file
+
+        return path, placed, fleet_file(placed)
     try:
         return path, placed, ScenarioFile.model_validate(placed.data)
     except ValidationError as exc:
