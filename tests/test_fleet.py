@@ -219,8 +219,8 @@ def test_bad_fleet_input_is_one_line(setting: str, code: int, line: str) -> None
 def test_one_model_commands_refuse_a_fleet() -> None:
     res = CliRunner().invoke(app, ["latency", "three-models"])
     assert res.exit_code == 2
-    assert ("models: this scenario lists several models; optimize, simulate, size, degrade and study take such a "
-            "scenario") in res.stderr
+    assert ("models: this scenario lists several models; optimize, simulate, size, degrade, study and report take "
+            "such a scenario") in res.stderr
 
 
 def test_simulate_a_fleet_from_the_cli() -> None:
@@ -362,3 +362,25 @@ def test_a_study_of_a_fleet(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     (row,) = list(csv.DictReader((tmp_path / "s.csv").open()))
     assert float(row["cost_per_hour"]) == pytest.approx(_size_json(["three-models"])["cost"]["per_hour"], rel=1e-12)
+
+
+def test_report_of_a_fleet(tmp_path: Path) -> None:
+    """One self-contained page: the decision holds optimize's and size's numbers, nothing is
+    fetched, and the same inputs give the same bytes."""
+    import re
+
+    out = [tmp_path / "a.html", tmp_path / "b.html"]
+    for o in out:
+        res = CliRunner().invoke(app, ["report", "three-models", "-o", str(o)])
+        assert res.exit_code == 0, res.output
+    text = out[0].read_text()
+    assert text.replace("a.html", "b.html") == out[1].read_text()
+    assert not re.search(r"(src|href)=\"https?:", text)
+    best = json.loads(CliRunner().invoke(app, ["optimize", "three-models", "--format", "json"]).stdout)["best"]
+    assert f"{best['lambda_max_rps']:.3f} req/s in total, each model at its demand share" in text
+    cost = _size_json(["three-models"])["cost"]["per_hour"]
+    assert f"${cost:,.2f}/h for 4.000 req/s" in text
+    for title in ("The decision", "The plan (optimize)", "What to buy (size)", "When the link misbehaves (degrade)"):
+        assert title in text
+    res = CliRunner().invoke(app, ["report", "three-models", "-o", str(tmp_path / "c.html"), "--plan-at", "rate=p90"])
+    assert res.exit_code == 2 and "--plan-at" in res.stderr

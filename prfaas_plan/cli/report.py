@@ -72,10 +72,14 @@ def report(
 
     Example: prfaas-plan report -o report.html
     """
+    from prfaas_plan.io.scenario import is_fleet_file
     from prfaas_plan.report.html_figures import Figures
 
     chosen = trace_arg(trace, trace_format, model_filter)
     cmd = command_line(scenario, set_, method, trace, simulate, catalog, output, trace_format, model_filter, plan_at)
+    if is_fleet_file(scenario, catalog_from(catalog)):
+        _fleet(scenario, set_, method, catalog, trace, plan_at, simulate, cmd, output)
+        return
     with Figures() as figures:  # a second process, started first, draws the figures while the rest computes
         from prfaas_plan.api.report import report as report_
         from prfaas_plan.report.html import render
@@ -84,4 +88,19 @@ def report(
                        trace=chosen, simulate=simulate, command=cmd, ready=figures.offer, plan_at=plan_at)
         html = render(data, figures)
     write_text(output, html, "--output")
+    typer.echo(f"wrote {output}", err=True)
+
+
+def _fleet(scenario, set_, method, catalog, trace, plan_at, simulate: bool, cmd: str, output: Path) -> None:
+    """A scenario of several models: its plan, sizing, robustness and (--simulate) TTFT."""
+    from prfaas_plan.api.fleet_report import report as fleet_report
+    from prfaas_plan.errors import SpecError
+    from prfaas_plan.io.fleet import load_plan_input
+
+    for value, option in ((trace, "--trace"), (plan_at, "--plan-at")):
+        if value is not None:
+            raise SpecError(f"{option} is for a scenario of one model; this one lists several (models:)",
+                            field=option)
+    fs = load_plan_input(scenario, catalog_from(catalog), overrides=set_, method=method_choice(method))
+    write_text(output, fleet_report(fs, simulate=simulate, command=cmd), "--output")
     typer.echo(f"wrote {output}", err=True)

@@ -39,7 +39,13 @@ if TYPE_CHECKING:  # pydantic and the schema are imported only when a scenario i
 
 DEFAULT_SCENARIO = "paper-case-study"
 # the commands that take a scenario of several models (io.fleet)
-FLEET_COMMANDS = "optimize, simulate, size, degrade and study"
+FLEET_COMMANDS = "optimize, simulate, size, degrade, study and report"
+
+
+def is_fleet_file(ref: str | None, catalog: Catalog) -> bool:
+    """The scenario file lists several models (``models:``), before any option applies."""
+    raw = read_yaml(scenario_path(ref, catalog))
+    return isinstance(raw, dict) and "models" in raw
 
 
 def scenario_path(ref: str | None, catalog: Catalog) -> Path:
