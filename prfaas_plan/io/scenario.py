@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # pydantic and the schema are imported only when a scenario i
 
 DEFAULT_SCENARIO = "paper-case-study"
 # the commands that take a scenario of several models (io.fleet)
-FLEET_COMMANDS = "optimize, simulate, size, degrade and study"
+FLEET_COMMANDS = "optimize, simulate, size, degrade, study and latency"
 
 
 def scenario_path(ref: str | None, catalog: Catalog) -> Path:
