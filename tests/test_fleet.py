@@ -217,7 +217,7 @@ def test_bad_fleet_input_is_one_line(setting: str, code: int, line: str) -> None
 
 
 def test_one_model_commands_refuse_a_fleet() -> None:
-    res = CliRunner().invoke(app, ["report", "three-models"])
+    res = CliRunner().invoke(app, ["thresholds", "three-models"])
     assert res.exit_code == 2
     assert ("models: this scenario lists several models; optimize, simulate, size, degrade, study and latency "
             "take such a scenario") in res.stderr
