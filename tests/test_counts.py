@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from prfaas_plan.cli import app
+from tests.conftest import FIXTURES
 from tests.fuzz.harness import counts
 
 runner = CliRunner()
@@ -20,6 +21,7 @@ QUANTILE = "link.bandwidth={kind: quantiles, p50: 100Gbps, p10: 20Gbps}"
     ["optimize"], ["optimize", "two-regions"], ["optimize", "--set", QUANTILE],
     ["size"], ["size", "two-regions"], ["latency", "two-regions", "--rate", "1"],
     ["degrade", "two-regions"], ["thresholds", "two-regions", "--loads", "1"],
+    ["latency", "three-models", "--rate", "1"], ["latency", str(FIXTURES / "fleet-two-regions.yaml"), "--rate", "1"],
 ])
 def test_every_count_is_an_int(args):
     res = runner.invoke(app, [*args, "--format", "json"])

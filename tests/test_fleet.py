@@ -217,10 +217,10 @@ def test_bad_fleet_input_is_one_line(setting: str, code: int, line: str) -> None
 
 
 def test_one_model_commands_refuse_a_fleet() -> None:
-    res = CliRunner().invoke(app, ["latency", "three-models"])
+    res = CliRunner().invoke(app, ["thresholds", "three-models"])
     assert res.exit_code == 2
-    assert ("models: this scenario lists several models; optimize, simulate, size, degrade, study and report take "
-            "such a scenario") in res.stderr
+    assert ("models: this scenario lists several models; optimize, simulate, latency, size, degrade, study and "
+            "report take such a scenario") in res.stderr
 
 
 def test_simulate_a_fleet_from_the_cli() -> None:

@@ -60,18 +60,21 @@ def offload_share(dist: Any, t: float | None) -> float:
 
 
 def paths_of(sc: ScenarioSpec, c: SystemConfig, rate_rps: float, *, nodes: int = 2000,
-             pool: lat.SharedPool | None = None) -> SitePaths:
-    """Each path's TTFT law; ``pool``: the PrfaaS path queues in a pool shared with other sites.
+             pool: lat.SharedPool | None = None, link_rho: float | None = None) -> SitePaths:
+    """Each path's TTFT law; ``pool``: the PrfaaS path queues in a pool shared with other sites;
+    ``link_rho``: the link's utilisation by all its traffic where it carries other streams' KV too
+    (a fleet's site link; None: this stream's own, ``link_load``): a processor-sharing link slows
+    every transfer on it by the total load, whoever sent the rest.
 
     A trace's workload whose rate varies over time (``core.arrivals``) is piecewise-stationary:
     each window group at ``rate_rps`` x its factor, its paths weighted by its share of requests;
     a stage's utilisation is the request-weighted mean with the busiest window's as its peak (a
     stage over capacity in any window is unstable). Not with a shared pool (a topology's prefill
-    service): its wait is the merged stream's at the mean rate."""
+    service) or a shared link: its wait is the merged stream's at the mean rate."""
     profile = sc.workload.rate_profile
-    if profile is None or pool is not None:
+    if profile is None or pool is not None or link_rho is not None:
         scv = sc.workload.arrival_cv**2 if sc.workload.arrival == "gamma" else 1.0
-        return _paths_at(sc, c, rate_rps, nodes=nodes, pool=pool, scv=scv)
+        return _paths_at(sc, c, rate_rps, nodes=nodes, pool=pool, scv=scv, link_rho=link_rho)
     if profile.stationary:
         return _paths_at(sc, c, rate_rps, nodes=nodes, pool=None, scv=profile.arrival_scv)
     windows = zip(profile.factors, profile.weights, strict=True)
@@ -84,8 +87,19 @@ def paths_of(sc: ScenarioSpec, c: SystemConfig, rate_rps: float, *, nodes: int =
                      link_rho=sum(w * sp.link_rho for w, sp in parts))
 
 
+def link_load(sc: ScenarioSpec, c: SystemConfig, rate_rps: float, *, nodes: int = 2000) -> float:
+    """The link's utilisation by this stream's KV at ``rate_rps``: rate x p x mean S_kv / B_out over
+    the quantile nodes of the offloaded lengths (0 when nothing is offloaded)."""
+    dist = sc.workload.lengths
+    p = offload_share(dist, c.threshold_tokens)
+    if not (p > 0 and c.t_prfaas is not None):
+        return 0.0
+    grid = lat.Nodes.of(dist, c.threshold_tokens or 0.0, above=True, n=nodes).lengths
+    return rate_rps * p * float(c.kv_bytes(grid).mean()) / c.link_bytes_per_s
+
+
 def _paths_at(sc: ScenarioSpec, c: SystemConfig, rate_rps: float, *, nodes: int,
-              pool: lat.SharedPool | None, scv: float) -> SitePaths:
+              pool: lat.SharedPool | None, scv: float, link_rho: float | None = None) -> SitePaths:
     """Each path's TTFT law for a stationary stream at ``rate_rps`` whose gaps have SCV ``scv``."""
     dist = sc.workload.lengths
     t = c.threshold_tokens
@@ -93,10 +107,10 @@ def _paths_at(sc: ScenarioSpec, c: SystemConfig, rate_rps: float, *, nodes: int,
     hold = c.output_tokens * c.t_decode_s
     admission, decode_rho = lat.decode_admission(rate_rps, c.n_d * c.bs_max, hold)
     paths: list[lat.PathLatency] = []
-    link_rho = 0.0
     if p > 0 and c.t_prfaas is not None:
         grid = lat.Nodes.of(dist, t or 0.0, above=True, n=nodes).lengths
-        link_rho = rate_rps * p * float(c.kv_bytes(grid).mean()) / c.link_bytes_per_s
+        if link_rho is None:
+            link_rho = link_load(sc, c, rate_rps, nodes=nodes)
         paths.append(lat.path_latency(
             "prfaas", share=p, rate_rps=rate_rps * p, servers=c.n_prfaas, lengths=grid, t_prefill=c.t_prfaas,
             scv_arrival=scv, link_bytes_per_s=c.link_bytes_per_s, link_rho=link_rho, kv_bytes=c.kv_bytes,
@@ -107,7 +121,7 @@ def _paths_at(sc: ScenarioSpec, c: SystemConfig, rate_rps: float, *, nodes: int,
             "local", share=1 - p, rate_rps=rate_rps * (1 - p), servers=c.n_p, lengths=grid, t_prefill=c.t_local,
             scv_arrival=scv, admission_s=admission))
     stages = [s for path in paths for s in path.stages] + [lat.Stage(name="decode", utilization=decode_rho)]
-    return SitePaths(p=p, paths=paths, stages=stages, link_rho=link_rho)
+    return SitePaths(p=p, paths=paths, stages=stages, link_rho=link_rho or 0.0)
 
 
 def system_latency(sc: ScenarioSpec, c: SystemConfig, rate_rps: float, *, nodes: int = 2000) -> SystemTiming:

@@ -40,19 +40,30 @@ def latency(
 ) -> None:
     """TTFT per path and overall, TPOT, for PrfaaS-PD and the baselines at one arrival rate.
 
+    A scenario of several models (models:): the plan against separate services, per model.
+
     Above capacity it names the unstable stage instead of printing huge numbers.
 
     Example: prfaas-plan latency --load 0.8
     """
     from prfaas_plan.api import latency as api_latency
-    from prfaas_plan.io.scenario import load_scenario
+    from prfaas_plan.io.fleet import load_plan_input
     from prfaas_plan.report import views_latency
+    from prfaas_plan.specs.fleet import FleetSpec
     from prfaas_plan.specs.run import check, parse
 
     args = check(parse(rate=rate, load=load, requests=None, duration=None, seed=None))  # before any work
     rate, load = args.rate_rps, args.load  # type: ignore[assignment]  # the options read: req/s, a fraction
-    sc = load_scenario(scenario, catalog_from(catalog), overrides=set_, method=method_choice(method),
-                       trace=trace_arg(trace, trace_format, model_filter))
+    sc = load_plan_input(scenario, catalog_from(catalog), overrides=set_, method=method_choice(method),
+                         trace=trace_arg(trace, trace_format, model_filter))
+    if isinstance(sc, FleetSpec):
+        from prfaas_plan.api.fleet_latency import latency as fleet_latency
+        from prfaas_plan.report.fleet_latency_json import fleet_latency_json
+        from prfaas_plan.report.views_fleet_latency import emit_fleet_latency
+
+        fr = fleet_latency(sc, rate_rps=rate, load=load)
+        emit_fleet_latency(fmt, fr, fleet_latency_json(fr))
+        return
     if sc.multi_site:
         from prfaas_plan.api import topology_systems
         from prfaas_plan.report.latency_json import topology_latency_json

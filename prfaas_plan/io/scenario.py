@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # pydantic and the schema are imported only when a scenario i
 
 DEFAULT_SCENARIO = "paper-case-study"
 # the commands that take a scenario of several models (io.fleet)
-FLEET_COMMANDS = "optimize, simulate, size, degrade, study and report"
+FLEET_COMMANDS = "optimize, simulate, latency, size, degrade, study and report"
 
 
 def is_fleet_file(ref: str | None, catalog: Catalog) -> bool:

@@ -82,7 +82,7 @@ def _tables(r: FleetPlanResult) -> list[Any]:
             "Decode rates unstaged; thresholds on each model's grid, refined off it (as optimize does)."]
 
 
-_SYSTEMS = {"prfaas": "one shared service", "separate": "separate services"}
+FLEET_NAMES = {"prfaas": "one shared service", "separate": "separate services"}
 
 
 def emit_fleet_sim(fmt: str, r: FleetSimulateRun) -> None:
@@ -96,7 +96,7 @@ def emit_fleet_sim(fmt: str, r: FleetSimulateRun) -> None:
         for name, run in r.systems.items():
             res = run.result
             links = ", ".join(pct(res.stage_utilization.get(f"link {k}")) for k, _ in run.system.links)
-            rows.append([_SYSTEMS.get(name, name), "all", f"{run.load * 100:.0f}%", secs(_fin(res.ttft.mean)),
+            rows.append([FLEET_NAMES.get(name, name), "all", f"{run.load * 100:.0f}%", secs(_fin(res.ttft.mean)),
                          secs(_fin(res.ttft.quantile(0.9))), secs(_fin(res.ttft.quantile(0.99))),
                          fixed(res.throughput_rps, 3), pct(res.prfaas_utilization), links])
             for label, sr in res.sites.items():
@@ -104,7 +104,7 @@ def emit_fleet_sim(fmt: str, r: FleetSimulateRun) -> None:
                 rows.append(["", label, "", secs(_fin(h.mean)), secs(_fin(h.quantile(0.9))),
                              secs(_fin(h.quantile(0.99))), fixed(sr.throughput_rps, 3),
                              pct(sr.utilization.get("prfaas")), ""])
-        caps = "; ".join(f"{_SYSTEMS.get(n, n)} {fixed(run.system.capacity_rps, 3)} req/s "
+        caps = "; ".join(f"{FLEET_NAMES.get(n, n)} {fixed(run.system.capacity_rps, 3)} req/s "
                          f"({run.system.capacity_binding})" for n, run in r.systems.items())
         return [table(f"{r.scenario}: simulated at {fixed(r.rate_rps, 3)} req/s in total ({r.load * 100:.0f}% of the "
                       f"smaller capacity), {r.requests or 0:,} requests, seed {r.seed}",

@@ -1,4 +1,4 @@
-"""Scenarios of several models (``models:``), mutated, through `optimize` and `simulate` (the
+"""Scenarios of several models (``models:``), mutated, through `optimize`, `simulate`, `size` and `latency` (the
 properties of ``tests/fuzz/test_fuzz_cli.py``: exit code in {0, 1, 2}, one named line on error,
 no NaN, inf or traceback)."""
 
@@ -26,10 +26,11 @@ def _echoed(scenario: dict) -> tuple[str, ...]:
 
 
 @fuzz(60)
-@given(st.data(), st.sampled_from(["optimize", "simulate", "size", "degrade"]), FORMATS)
+@given(st.data(), st.sampled_from(["optimize", "simulate", "size", "degrade", "latency"]), FORMATS)
 def test_mutated_fleets(data, command, fmt):
     base = data.draw(st.sampled_from(FLEETS))
     scenario = data.draw(fz.mutated_json(yaml.safe_load(base.read_text())))
     path = _tmp(base.name, yaml.safe_dump(scenario))
-    extra = {"simulate": ["--requests", "300"], "degrade": ["--levels", "50%,0"]}.get(command, [])
+    extra = {"simulate": ["--requests", "300"], "degrade": ["--levels", "50%,0"],
+             "latency": ["--load", "0.6"]}.get(command, [])
     check(run([command, str(path), *extra, "--format", fmt]), names=(path.name,), echoed=_echoed(scenario))
