@@ -362,6 +362,15 @@ def test_a_study_of_a_fleet(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     (row,) = list(csv.DictReader((tmp_path / "s.csv").open()))
     assert float(row["cost_per_hour"]) == pytest.approx(_size_json(["three-models"])["cost"]["per_hour"], rel=1e-12)
+    (tmp_path / "lat.yaml").write_text(yaml.safe_dump({"scenario": "three-models", "command": "latency",
+                                                       "axes": {"link.bandwidth": ["100Gbps"]},
+                                                       "options": {"load": 0.7}}))
+    res = CliRunner().invoke(app, ["study", str(tmp_path / "lat.yaml"), "-o", str(tmp_path / "l.csv")])
+    assert res.exit_code == 0, res.output
+    (row,) = list(csv.DictReader((tmp_path / "l.csv").open()))
+    want = json.loads(CliRunner().invoke(app, ["latency", "three-models", "--load", "0.7", "--format",
+                                               "json"]).stdout)["systems"]["prfaas"]
+    assert float(row["ttft_p90_s"]) == pytest.approx(want["ttft_p90_s"], rel=1e-9)
 
 
 def test_report_of_a_fleet(tmp_path: Path) -> None:
@@ -380,7 +389,8 @@ def test_report_of_a_fleet(tmp_path: Path) -> None:
     assert f"{best['lambda_max_rps']:.3f} req/s in total, each model at its demand share" in text
     cost = _size_json(["three-models"])["cost"]["per_hour"]
     assert f"${cost:,.2f}/h for 4.000 req/s" in text
-    for title in ("The decision", "The plan (optimize)", "What to buy (size)", "When the link misbehaves (degrade)"):
+    for title in ("The decision", "The plan (optimize)", "TTFT (latency)", "What to buy (size)",
+                  "When the link misbehaves (degrade)"):
         assert title in text
     res = CliRunner().invoke(app, ["report", "three-models", "-o", str(tmp_path / "c.html"), "--plan-at", "rate=p90"])
     assert res.exit_code == 2 and "--plan-at" in res.stderr

@@ -1,5 +1,5 @@
-"""`report` of a scenario of several models: the plan, sizing (with a ``sizing:`` section), link
-robustness and (with ``simulate``) the simulated TTFT, from the fleet's api calls."""
+"""`report` of a scenario of several models: the plan, the analytic TTFT, sizing (with a ``sizing:``
+section), link robustness and (with ``simulate``) the simulated TTFT, from the fleet's api calls."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from prfaas_plan import __version__
 from prfaas_plan.api.fleet import plan
 from prfaas_plan.api.fleet_degrade import degrade
 from prfaas_plan.specs.fleet import FleetSpec
+
+LATENCY_LOAD = 0.8  # `latency --load 0.8`: the rate `simulate` runs at by default, so the two compare
 
 
 def report(fs: FleetSpec, *, simulate: bool, command: str) -> str:
@@ -20,9 +22,12 @@ def report(fs: FleetSpec, *, simulate: bool, command: str) -> str:
 
         z = size(fs)
     g = degrade(fs, (0.5, 0.1, 0.0))
+    from prfaas_plan.api.fleet_latency import latency
+
+    lat = latency(fs, load=LATENCY_LOAD)
     sim = None
     if simulate:
         from prfaas_plan.api.fleet_sim import simulate as run
 
         sim = run(fs)
-    return render_fleet(r, fleet_json(r), z, g, sim, version=__version__, command=command)
+    return render_fleet(r, fleet_json(r), z, g, sim, lat, version=__version__, command=command)

@@ -1,5 +1,6 @@
 """A study point of a scenario of several models (``models:``): its row read from the typed results
-of ``api.fleet`` (optimize), ``api.fleet_size`` (size) and ``api.fleet_sim`` (simulate), in the
+of ``api.fleet`` (optimize), ``api.fleet_size`` (size), ``api.fleet_latency`` (latency) and
+``api.fleet_sim`` (simulate), in the
 columns of ``api.study_rows``. Per-model figures go in ``splits`` as text."""
 
 from __future__ import annotations
@@ -8,7 +9,6 @@ import math
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.errors import SpecError
 from prfaas_plan.specs.fleet import FleetSpec
 
 
@@ -62,12 +62,22 @@ def simulate_row(fs: FleetSpec, args: Any) -> dict[str, Any]:
             "throughput_rps": res.throughput_rps, "completed": res.completed}
 
 
+def latency_row(fs: FleetSpec, args: Any) -> dict[str, Any]:
+    from prfaas_plan.api.fleet_latency import latency
+
+    r = latency(fs, rate_rps=args.rate_rps, load=args.load)
+    t = r.systems["prfaas"]
+    return {"rate_rps": r.rate_rps, "load": t.load, "ttft_mean_s": t.ttft_mean_s, "ttft_p50_s": t.ttft_p50_s,
+            "ttft_p90_s": t.ttft_p90_s, "ttft_p99_s": t.ttft_p99_s,
+            "link_utilization": max(t.links.values()) if t.links else None, "capacity_rps": t.capacity_rps,
+            "stable": t.stable}
+
+
 def row(command: str, fs: FleetSpec, args: Any) -> dict[str, Any]:
     if command == "optimize":
         return optimize_row(fs)
     if command == "size":
         return size_row(fs)
-    if command == "simulate":
-        return simulate_row(fs, args)
-    raise SpecError(f"a study of {command} takes a scenario of one model; for several (models:) optimize, size "
-                    "and simulate", field="command")
+    if command == "latency":
+        return latency_row(fs, args)
+    return simulate_row(fs, args)

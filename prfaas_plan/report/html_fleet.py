@@ -9,10 +9,11 @@ from prfaas_plan.report.html_blocks import Section
 from prfaas_plan.report.render import collect, table
 from prfaas_plan.report.views_plan import fixed
 from prfaas_plan.specs.fleet import FleetDegradeResult, FleetPlanResult, FleetSimulateRun, FleetSizingResult
+from prfaas_plan.specs.fleet_latency import FleetLatencyResult
 
 
-def _decision(r: FleetPlanResult, z: FleetSizingResult | None, g: FleetDegradeResult, sim: FleetSimulateRun | None
-              ) -> Section:
+def _decision(r: FleetPlanResult, z: FleetSizingResult | None, g: FleetDegradeResult, sim: FleetSimulateRun | None,
+              lat: FleetLatencyResult) -> Section:
     m = r.methods[r.method]
     b = m.best
     s = Section("decision", "The decision")
@@ -36,6 +37,10 @@ def _decision(r: FleetPlanResult, z: FleetSizingResult | None, g: FleetDegradeRe
             rows.append([f"if {link} degrades", f"at half its bandwidth the plan held serves "
                                                 f"{fixed(half.static_rps, 3)} req/s, re-planned {_replan(half)}; "
                                                 f"down, {_replan(down)}"])
+    t = lat.systems["prfaas"]
+    if t.ttft_p90_s is not None:
+        rows.append(["TTFT", f"P90 {t.ttft_p90_s:.2f} s at {fixed(lat.rate_rps, 3)} req/s ({t.load * 100:.0f}% of "
+                             "its capacity; analytic)"])
     if sim is not None:
         run = sim.systems["prfaas"]
         p90 = run.result.ttft.quantile(0.9)
@@ -57,17 +62,22 @@ def _section(sid: str, title: str, intro: str, items: list) -> Section:
 
 
 def render_fleet(r: FleetPlanResult, payload: dict, z: FleetSizingResult | None, g: FleetDegradeResult,
-                 sim: FleetSimulateRun | None, *, version: str, command: str) -> str:
+                 sim: FleetSimulateRun | None, lat: FleetLatencyResult, *, version: str, command: str) -> str:
+    from prfaas_plan.report.fleet_latency_json import fleet_latency_json
     from prfaas_plan.report.views_fleet import emit_fleet, emit_fleet_sim
     from prfaas_plan.report.views_fleet_degrade import emit_fleet_degrade
+    from prfaas_plan.report.views_fleet_latency import emit_fleet_latency
     from prfaas_plan.report.views_fleet_size import emit_fleet_size
 
-    sections = [_decision(r, z, g, sim),
+    sections = [_decision(r, z, g, sim, lat),
                 _section("plan", "The plan (optimize)", "The assignment of the prefill service and each site's "
                          "instances to the models, each model's threshold, and the shared link.",
                          collect(emit_fleet, r, payload))]
+    sections.append(_section("latency", "TTFT (latency)", "The analytic TTFT of the plan and of separate services "
+                             f"at {lat.load * 100:.0f}% of the smaller capacity.",
+                             collect(emit_fleet_latency, lat, fleet_latency_json(lat))))
     if sim is not None:
-        sections.append(_section("latency", "Simulated TTFT (simulate)", "The plan and separate services at the "
+        sections.append(_section("simulated", "Simulated TTFT (simulate)", "The plan and separate services at the "
                                  "same rate.", collect(emit_fleet_sim, sim)))
     if z is not None:
         sections.append(_section("sizing", "What to buy (size)", "The cheapest fleet for the scenario's demand.",
