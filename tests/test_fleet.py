@@ -394,3 +394,29 @@ def test_report_of_a_fleet(tmp_path: Path) -> None:
         assert title in text
     res = CliRunner().invoke(app, ["report", "three-models", "-o", str(tmp_path / "c.html"), "--plan-at", "rate=p90"])
     assert res.exit_code == 2 and "--plan-at" in res.stderr
+
+
+def test_size_a_fleet_under_ttft_slos() -> None:
+    """With a TTFT SLO the fleet is sized with less headroom until every model meets it; `latency`
+    on what it bought (the scenario with those instances and that link, at the demand) gives the
+    same TTFT."""
+    slo = ["--set", "models[1].slo={decode_tokens_per_s: 40, ttft: 6s}",
+           "--set", "models[2].slo={decode_tokens_per_s: 40, ttft: 6s}"]
+    d = _size_json(["three-models", *slo])
+    assert d["headroom"] < d["asked_headroom"] == 0.8
+    assert {t["model"] for t in d["ttft"]} == {"DeepSeek-V3", "Llama-3.1-70B"}
+    assert all(t["ttft_s"] <= t["bound_s"] for t in d["ttft"])
+    plain = _size_json(["three-models"])
+    assert d["cost"]["per_hour"] > plain["cost"]["per_hour"]
+    site = d["sites"]["local"]
+    res = CliRunner().invoke(app, ["latency", "three-models", *slo, "--rate", str(d["demand_rps"]), "--format", "json",
+                                   "--set", f"clusters.prfaas.instances={d['prefill']['instances']}",
+                                   "--set", f"clusters.local.instances={site['instances']}",
+                                   "--set", f"clusters.local.hardware={site['hardware']}",
+                                   "--set", f"link.bandwidth={site['link_tier_gbps']}Gbps"])
+    assert res.exit_code == 0, res.output
+    entries = json.loads(res.stdout)["systems"]["prfaas"]["entries"]
+    for t in d["ttft"]:
+        assert entries[t["model"]]["ttft_p90_s"] == pytest.approx(t["ttft_s"], rel=1e-9)
+    res = CliRunner().invoke(app, ["size", "three-models", "--set", "slo.ttft=1s"])
+    assert res.exit_code == 1 and "the TTFT SLO is missed even at headroom" in res.stderr

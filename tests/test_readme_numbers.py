@@ -220,3 +220,10 @@ def test_several_models_degrade_prose():
            f"{units.shown_threshold(e['Llama-3.1-70B']['threshold_tokens']):,} tokens, for "
            f"{half['replan']['lambda_max_rps']:.3f}.",
            f"With the link down the fleet prefills everything locally: {down['replan']['lambda_max_rps']:.3f} req/s.")
+
+
+def test_several_models_ttft_sizing_prose():
+    d = run("size", "three-models", "--set", "models[1].slo={decode_tokens_per_s: 40, ttft: 6s}",
+            "--set", "models[2].slo={decode_tokens_per_s: 40, ttft: 6s}")
+    quoted(f"With a P90 of at most 6 s for DeepSeek-V3 and Llama-3.1-70B it costs ${d['cost']['per_hour']:,.2f}/h, "
+           f"sized at headroom {d['headroom']:.3g}.")

@@ -25,6 +25,7 @@ import numpy as np
 
 from prfaas_plan import units
 from prfaas_plan.api import size as single
+from prfaas_plan.api.fleet_size_ttft import STEP, STEPS, bought, misses
 from prfaas_plan.api.size_grid import Laws, SiteLaws, laws
 from prfaas_plan.api.size_solve import usable_at_tier
 from prfaas_plan.core import sizing as ks
@@ -138,15 +139,27 @@ def size(fs: FleetSpec) -> FleetSizingResult:
     if spec is None:
         raise SpecError("the scenario has no sizing: section (demand, headroom, candidates, link tiers); see "
                         "scenarios/paper-case-study.yaml", field="sizing", source=fs.path)
-    for i, m in enumerate(fs.models):
-        if m.scenario.ttft_slo_s is not None:
-            raise SpecError("size sizes several models for throughput at the headroom; a TTFT SLO is not sized "
-                            "for yet: drop it", field=f"models[{i}].slo.ttft", source=fs.path)
-    demand = spec.demand_rps
-    found = _solve(fs, spec, demand)
-    if found is None:
-        raise InfeasibleError(f"size: no candidate fleet serves {demand / spec.headroom:.4g} req/s (demand "
-                              f"{demand:.4g} / headroom {spec.headroom:g}) for every model", binding="size")
+    demand, asked = spec.demand_rps, spec.headroom
+    slo = any(m.scenario.ttft_slo_s is not None for m in fs.models)
+    headroom, ttft = spec.headroom, ()
+    for _ in range(STEPS + 1 if slo else 1):
+        at = replace(spec, headroom=headroom)
+        found = _solve(fs, at, demand)
+        if found is None:
+            raise InfeasibleError(f"size: no candidate fleet serves {demand / headroom:.4g} req/s (demand "
+                                  f"{demand:.4g} / headroom {headroom:.4g}) for every model", binding="size")
+        if not slo:
+            break
+        ttft = tuple(misses(_bought(fs, at, *found, demand), demand))
+        if all(v is not None and v <= bound * (1 + 1e-9) for _, _, v, bound in ttft):
+            break
+        headroom *= STEP
+    else:
+        worst = next(f"{label} {stat} TTFT {'unstable' if v is None else f'{v:.3g} s'} > {bound:g} s"
+                     for label, stat, v, bound in ttft if v is None or v > bound)
+        raise InfeasibleError(f"size: the TTFT SLO is missed even at headroom {headroom / STEP:.3g} ({worst}); "
+                              "relax slo.ttft or add faster candidates", binding="ttft")
+    spec = at
     pre, sites = found
     by_site = entries_by_site(fs, spec)
     entries, per_site, n_prfaas, gpus_cost, links, egress = [], [], 0, 0.0, 0.0, 0.0
@@ -179,12 +192,23 @@ def size(fs: FleetSpec) -> FleetSizingResult:
     alone, homog = _baselines(fs, demand)
     total = gpus_cost + links + egress
     return FleetSizingResult(
-        scenario=fs.name, demand_rps=demand, headroom=spec.headroom,
+        scenario=fs.name, demand_rps=demand, headroom=spec.headroom, asked_headroom=asked,
         prefill_hardware=pre.instance.gpu.name if pre and n_prfaas else None,
         prefill_gpus_per_instance=pre.instance.gpus if pre and n_prfaas else None, n_prfaas=n_prfaas,
         entries=tuple(entries), sites=tuple(per_site), gpus_per_hour=gpus_cost, links_per_hour=links,
         egress_per_hour=egress, per_hour=total, per_million_requests=total / (demand * units.HOUR) * units.MILLION,
-        separate_per_hour=alone, homogeneous_per_hour=homog)
+        separate_per_hour=alone, homogeneous_per_hour=homog, ttft=ttft)
+
+
+def _bought(fs: FleetSpec, spec: SizingSpec, pre: Option | None, sites: dict[str, _SitePick], demand: float
+            ) -> FleetSpec:
+    """``fs`` on the fleet a solve bought (``api.fleet_size_ttft.bought``, per model)."""
+    counts = {name: int(sum(c.n_p[k] + c.n_d[k] for c, k in zip(sp.cands, sp.picks, strict=True)))
+              for name, sp in sites.items()}
+    n_prfaas = int(sum(c.a[k] for sp in sites.values() for c, k in zip(sp.cands, sp.picks, strict=True)))
+    models = tuple(replace(m, scenario=bought(m.scenario, pre, n_prfaas, sites, counts, spec.tiers))
+                   for m in fs.models)
+    return replace(fs, models=models)
 
 
 def _baselines(fs: FleetSpec, demand: float) -> tuple[float | None, float | None]:

@@ -23,6 +23,9 @@ def fleet_size_json(r: FleetSizingResult) -> dict[str, Any]:
                      "threshold_tokens": e.threshold_tokens, "p_offload": e.p_offload, "n_p": e.n_p, "n_d": e.n_d,
                      "n_prfaas": e.n_prfaas, "egress_gbps": units.bytes_per_s_to_gbps(e.egress_bytes_per_s)}
                     for e in r.entries],
+        "asked_headroom": r.asked_headroom,
+        "ttft": [{"model": label, "statistic": stat, "ttft_s": v, "bound_s": bound}
+                 for label, stat, v, bound in r.ttft],
         "cost": {"per_hour": r.per_hour, "gpus_per_hour": r.gpus_per_hour, "links_per_hour": r.links_per_hour,
                  "egress_per_hour": r.egress_per_hour, "per_million_requests": r.per_million_requests},
         "baselines": {"separate_per_hour": r.separate_per_hour, "homogeneous_per_hour": r.homogeneous_per_hour},
@@ -58,8 +61,15 @@ def emit_fleet_size(fmt: str, r: FleetSizingResult) -> None:
                  _saves(r.separate_per_hour, r.per_hour)],
                 ["each model on its cheapest homogeneous PD", _money(r.homogeneous_per_hour),
                  _saves(r.homogeneous_per_hour, r.per_hour)]]
+        if r.ttft:
+            caption += "\nTTFT at the demand (analytic, the fleet's throughput plan): " + ", ".join(
+                f"{label} {stat} {'unstable' if v is None else f'{v:.2f} s'} <= {bound:g} s"
+                for label, stat, v, bound in r.ttft)
+            if r.headroom < r.asked_headroom:
+                caption += (f"\nheadroom {r.asked_headroom:g} asked; sized at {r.headroom:.3g} so that every model "
+                            "meets its TTFT SLO")
         return [table(f"size {r.scenario}: {len(r.entries)} models, demand {fixed(r.demand_rps, 3)} req/s at headroom "
-                      f"{r.headroom:g} (stages sized for {fixed(r.demand_rps / r.headroom, 3)} req/s)",
+                      f"{r.headroom:.3g} (stages sized for {fixed(r.demand_rps / r.headroom, 3)} req/s)",
                       ["model", "demand req/s", "t tokens", "offloaded %", "N_p / N_d", "N_prfaas", "egress Gbps"],
                       rows, caption=caption),
                 table("against the baselines, same demand", ["plan", "$/h", "shared saves %"], base)]

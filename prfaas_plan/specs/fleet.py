@@ -191,7 +191,8 @@ class FleetSizingResult:
 
     scenario: str
     demand_rps: float
-    headroom: float
+    headroom: float  # the one sized for: the asked one, or less where a TTFT SLO needed it
+    asked_headroom: float  # sizing.headroom
     prefill_hardware: str | None
     prefill_gpus_per_instance: int | None
     n_prfaas: int
@@ -204,6 +205,8 @@ class FleetSizingResult:
     per_million_requests: float
     separate_per_hour: float | None
     homogeneous_per_hour: float | None
+    # (model, statistic, its analytic TTFT at the demand, its slo.ttft) per model with a TTFT SLO
+    ttft: tuple[tuple[str, str, float | None, float], ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
