@@ -420,3 +420,15 @@ def test_size_a_fleet_under_ttft_slos() -> None:
         assert entries[t["model"]]["ttft_p90_s"] == pytest.approx(t["ttft_s"], rel=1e-9)
     res = CliRunner().invoke(app, ["size", "three-models", "--set", "slo.ttft=1s"])
     assert res.exit_code == 1 and "the TTFT SLO is missed even at headroom" in res.stderr
+
+
+def test_degrade_times_the_replanned_fleet() -> None:
+    """Each level's TTFT is `latency` on the scenario with the link at that level, at the same rate."""
+    d = json.loads(CliRunner().invoke(app, ["degrade", "three-models", "--levels", "50%", "--format", "json"]).stdout)
+    half = d["links"]["prfaas->local"][1]
+    res = CliRunner().invoke(app, ["latency", "three-models", "--set", "link.bandwidth=50Gbps", "--rate",
+                                   repr(d["rate_rps"]), "--format", "json"])
+    want = json.loads(res.stdout)["systems"]["prfaas"]["entries"]
+    for label, e in half["ttft"]["entries"].items():
+        assert e["ttft_p90_s"] == pytest.approx(want[label]["ttft_p90_s"], rel=1e-9)
+    assert d["rate_rps"] == pytest.approx(0.7 * d["nominal"]["lambda_max_rps"], rel=1e-12)

@@ -1,6 +1,7 @@
 """`degrade` for several models: each link at fractions of its bandwidth and down, the plan held
 (its thresholds, splits and assignment kept) and the fleet re-planned (``core.fleet``, every model's
-threshold, split and service instances searched again at the link's new budget)."""
+threshold, split and service instances searched again at the link's new budget), with the
+re-planned fleet's analytic TTFT per model at ``load`` x the nominal Lambda_max (``api.fleet_latency``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ import numpy as np
 from prfaas_plan.api.fleet import FleetPoint, entries, laws, plan, point_of, refine, shape
 from prfaas_plan.core import fleet as core
 from prfaas_plan.core.throughput import Method, routing
+from prfaas_plan.errors import InfeasibleError
 from prfaas_plan.specs.fleet import FleetDegradeLevel, FleetDegradeResult, FleetSpec
+from prfaas_plan.specs.fleet_latency import FleetTiming
 
 
 def _at(fl: core.Fleet, i: int, level: float) -> core.Fleet:
@@ -19,7 +22,36 @@ def _at(fl: core.Fleet, i: int, level: float) -> core.Fleet:
     return replace(fl, link_bytes_per_s=bw)
 
 
-def degrade(fs: FleetSpec, levels: tuple[float, ...]) -> FleetDegradeResult:
+def _degraded(fs: FleetSpec, link: str, level: float) -> FleetSpec:
+    """Every model's scenario with ``link`` at ``level`` of its bandwidth."""
+    models = []
+    for m in fs.models:
+        sc = m.scenario
+        topo = sc.topology
+        assert topo is not None
+        links = tuple(replace(lk, link=replace(lk.link, bandwidth_bytes_per_s=lk.link.bandwidth_bytes_per_s * level))
+                      if lk.name == link else lk for lk in topo.links)
+        models.append(replace(m, scenario=replace(sc, topology=replace(topo, links=links), link=links[0].link)))
+    return replace(fs, models=tuple(models))
+
+
+def _ttft(fs: FleetSpec, link: str, level: float, rate: float) -> FleetTiming | None:
+    """The re-planned fleet's analytic TTFT at ``rate`` (None: down to no bandwidth, or no plan)."""
+    from prfaas_plan.api.context import planning
+    from prfaas_plan.api.fleet_latency import system_latency
+    from prfaas_plan.api.fleet_sim import SHARED, fleet_systems
+
+    if level <= 0:  # a link at 0 bytes/s: the plan offloads nothing, timed as such below
+        level = 1e-12
+    with planning(fresh=True):
+        try:
+            system, scs = fleet_systems(_degraded(fs, link, level))[SHARED]
+        except InfeasibleError:
+            return None
+        return system_latency(system, scs, rate)
+
+
+def degrade(fs: FleetSpec, levels: tuple[float, ...], load: float = 0.7) -> FleetDegradeResult:
     r = plan(fs)
     m = Method(r.method)
     head = r.methods[r.method].best
@@ -46,6 +78,7 @@ def degrade(fs: FleetSpec, levels: tuple[float, ...]) -> FleetDegradeResult:
                 replan = point_of(at, es, found)
             per.append(FleetDegradeLevel(level=level, usable_bytes_per_s=fl.link_bytes_per_s[i],
                                          static_rps=static.lambda_max_rps, static_binding=static.binding,
-                                         replan=replan))
+                                         replan=replan, ttft=_ttft(fs, link, level, load * head.lambda_max_rps)))
         out.append((link, tuple(per)))
-    return FleetDegradeResult(scenario=fs.name, method=r.method, nominal=head, links=tuple(out))
+    return FleetDegradeResult(scenario=fs.name, method=r.method, nominal=head, links=tuple(out),
+                              rate_rps=load * head.lambda_max_rps, load=load)

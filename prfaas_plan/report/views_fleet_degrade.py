@@ -6,17 +6,21 @@ from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.fleet_json import point_json
+from prfaas_plan.report.fleet_latency_json import fleet_timing_json
 from prfaas_plan.report.render import emit, num, table
+from prfaas_plan.report.views_fleet_latency import ttft_cells
 from prfaas_plan.report.views_plan import fixed, t_text
 from prfaas_plan.specs.fleet import FleetDegradeResult
 
 
 def fleet_degrade_json(r: FleetDegradeResult) -> dict[str, Any]:
     return {
-        "scenario": r.scenario, "method": r.method, "nominal": point_json(r.nominal),
+        "scenario": r.scenario, "method": r.method, "nominal": point_json(r.nominal), "rate_rps": r.rate_rps,
+        "load": r.load,
         "links": {link: [{"level": lv.level, "usable_gbps": units.bytes_per_s_to_gbps(lv.usable_bytes_per_s),
                           "static_rps": lv.static_rps, "static_binding": lv.static_binding,
-                          "replan": None if lv.replan is None else point_json(lv.replan)} for lv in levels]
+                          "replan": None if lv.replan is None else point_json(lv.replan),
+                          "ttft": None if lv.ttft is None else fleet_timing_json(lv.ttft)} for lv in levels]
                   for link, levels in r.links},
     }
 
@@ -39,10 +43,15 @@ def emit_fleet_degrade(fmt: str, r: FleetDegradeResult) -> None:
             out.append(table(f"Link {link}: capacity, the plan held (static) and re-planned",
                              ["level %", "Gbps", "static req/s", "bound by", "replan req/s", "bound by",
                               f"t N_p/N_d/N_prfaas ({labels})"], rows))
+            ttft = [[f"{lv.level * 100:.0f}%", label, *ttft_cells(t)] for lv in levels if lv.ttft is not None
+                    for label, t in lv.ttft.entries.items()]
+            out.append(table(f"TTFT of the re-planned fleet at {fixed(r.rate_rps, 3)} req/s "
+                             f"({r.load * 100:.0f}% of the nominal Lambda_max)",
+                             ["level %", "model", "TTFT mean s", "P50 s", "P90 s", "P99 s"], ttft))
         models = len({e.model for e in r.nominal.entries})
         return [f"{r.scenario}: a link degraded or down, {models} models sharing one prefill "
                 f"service (method {r.method}; nominal Lambda_max {fixed(r.nominal.lambda_max_rps, 3)} req/s)",
-                *out, "TTFT per level is not computed for several models; `simulate --set` a level to see it."]
+                *out]
 
     rows = [{"link": link, "level": lv["level"], "usable_gbps": lv["usable_gbps"], "static_rps": lv["static_rps"],
              "static_binding": lv["static_binding"],

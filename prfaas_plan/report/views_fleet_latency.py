@@ -20,7 +20,8 @@ def emit_fleet_latency(fmt: str, r: FleetLatencyResult, payload: dict[str, Any])
     emit(fmt, payload, rows=rows, tables=lambda: _tables(r))
 
 
-def _ttft(t: FleetTiming | SystemTiming) -> list[str]:
+def ttft_cells(t: FleetTiming | SystemTiming) -> list[str]:
+    """TTFT mean, P50, P90, P99 cells, or what is unstable."""
     if isinstance(t, FleetTiming) and not t.stable:  # the stages are named on each model's row
         return ["unstable: " + ", ".join(k for k, e in t.entries.items() if not e.stable), "", "", ""]
     if not t.stable:
@@ -38,11 +39,11 @@ def _tables(r: FleetLatencyResult) -> list[Any]:
     rows, path_rows = [], []
     for name, s in r.systems.items():
         label = FLEET_NAMES.get(name, name)
-        rows.append([label, "all", f"{s.load * 100:.0f}%", *_ttft(s), "", _busy(s),
+        rows.append([label, "all", f"{s.load * 100:.0f}%", *ttft_cells(s), "", _busy(s),
                      ", ".join(pct(u) for u in s.links.values())])
         for entry, t in s.entries.items():
             n, u = s.pools[entry]
-            rows.append(["", entry, "", *_ttft(t), f"{units.s_to_ms(t.tpot_s):.1f}", pct(u) if n else "-", ""])
+            rows.append(["", entry, "", *ttft_cells(t), f"{units.s_to_ms(t.tpot_s):.1f}", pct(u) if n else "-", ""])
             for p in t.paths:
                 path_rows.append([label, entry, p.name, f"{p.share * 100:.1f}%", secs(p.wait_mean_s),
                                   secs(p.prefill_mean_s), secs(p.transfer_mean_s), secs(p.admission_mean_s),

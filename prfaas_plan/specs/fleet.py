@@ -218,6 +218,7 @@ class FleetDegradeLevel:
     static_rps: float
     static_binding: str
     replan: FleetPoint | None  # None: nothing serves any load
+    ttft: Any = None  # specs.fleet_latency.FleetTiming of the re-planned fleet at the result's rate; None: none
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -226,3 +227,5 @@ class FleetDegradeResult:
     method: str
     nominal: FleetPoint
     links: tuple[tuple[str, tuple[FleetDegradeLevel, ...]], ...]  # per link, its levels (1.0 first)
+    rate_rps: float  # the TTFT's total rate: load x the nominal Lambda_max
+    load: float
