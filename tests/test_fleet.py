@@ -432,3 +432,13 @@ def test_degrade_times_the_replanned_fleet() -> None:
     for label, e in half["ttft"]["entries"].items():
         assert e["ttft_p90_s"] == pytest.approx(want[label]["ttft_p90_s"], rel=1e-9)
     assert d["rate_rps"] == pytest.approx(0.7 * d["nominal"]["lambda_max_rps"], rel=1e-12)
+
+
+def test_size_names_the_model_no_candidate_can_hold() -> None:
+    """Kimi-K2 (974 GiB of weights) fits neither 8xH20 nor 8xH200 beside a request's KV: size
+    names the model, its site and why, in one line, exit 1."""
+    res = CliRunner().invoke(app, ["size", "three-models", "--set", "models[1].model=Kimi-K2-Instruct"])
+    assert res.exit_code == 1
+    (line,) = res.stderr.strip().splitlines()
+    assert "Kimi-K2-Instruct at local: no candidate meets its decode SLO" in line
+    assert "8xH20 cannot hold Kimi-K2-Instruct: the weights (974 GiB)" in line

@@ -146,8 +146,8 @@ def size(fs: FleetSpec) -> FleetSizingResult:
         at = replace(spec, headroom=headroom)
         found = _solve(fs, at, demand)
         if found is None:
-            raise InfeasibleError(f"size: no candidate fleet serves {demand / headroom:.4g} req/s (demand "
-                                  f"{demand:.4g} / headroom {headroom:.4g}) for every model", binding="size")
+            raise InfeasibleError(f"size: {_why(fs, at)}no candidate fleet serves {demand / headroom:.4g} req/s "
+                                  f"(demand {demand:.4g} / headroom {headroom:.4g}) for every model", binding="size")
         if not slo:
             break
         ttft = tuple(misses(_bought(fs, at, *found, demand), demand))
@@ -198,6 +198,20 @@ def size(fs: FleetSpec) -> FleetSizingResult:
         entries=tuple(entries), sites=tuple(per_site), gpus_per_hour=gpus_cost, links_per_hour=links,
         egress_per_hour=egress, per_hour=total, per_million_requests=total / (demand * units.HOUR) * units.MILLION,
         separate_per_hour=alone, homogeneous_per_hour=homog, ttft=ttft)
+
+
+def _why(fs: FleetSpec, spec: SizingSpec) -> str:
+    """The first model no candidate kind can serve at its site, and why ("" if each has one)."""
+    for name, es in entries_by_site(fs, spec).items():
+        for e in es:
+            law, kinds = e.law, spec.local.options
+            if all(law.decode_rps[o.name] <= 0 for o in kinds):
+                why = "; ".join(f"{o.name}: {law.decode_why[o.name].split(': ', 1)[-1]}" for o in kinds)
+                return f"{e.model} at {name}: no candidate meets its decode SLO ({why}); "
+            offload = any(not e.laws.prefill_why[o.name] for o in spec.prfaas.options)
+            if not offload and all(law.local_why[o.name] for o in kinds):
+                return f"{e.model} at {name}: no candidate holds it to prefill ({law.local_why[kinds[0].name]}); "
+    return ""
 
 
 def _bought(fs: FleetSpec, spec: SizingSpec, pre: Option | None, sites: dict[str, _SitePick], demand: float
