@@ -164,21 +164,17 @@ def placement(sh: Shape, laws_: list) -> list[tuple[int, float]]:
     return [(sh.fleet.sites.index(sm.name), w * sm.share) for _, w, sm, _ in laws_]
 
 
-def _homogeneous_sizes(sh: Shape) -> list[int]:
-    topo_like = _TopoLike(prefill=sh.prefill)
-    return [homogeneous_cluster(s, topo_like).instances for s in sh.sites]
+def held(sh: Shape, laws_: list, p: FleetPoint, method: Method) -> tuple[list[core.Entry], list[core.Choice]]:
+    """Configuration ``p`` as the kernel's entries (each routed at its own threshold alone, under
+    ``method``) and their choices: what ``core.fleet.evaluate`` takes to time it again."""
+    ts = [np.array([e.threshold_tokens if e.threshold_tokens is not None else np.inf]) for e in p.entries]
+    return (entries(sh, laws_, method, ts),
+            [core.Choice(k=0, n_p=e.n_p, n_d=e.n_d, a=e.n_prfaas) for e in p.entries])
 
 
-@dataclass(frozen=True, slots=True)
-class _TopoLike:  # what homogeneous_cluster reads of a topology
-    prefill: object
-
-
-def _price(sh: Shape, n_prfaas: int, sizes: list[int] | None = None) -> float | None:
+def _price(sh: Shape, n_prfaas: int) -> float | None:
     pre = sh.prefill.cluster  # type: ignore[attr-defined]
-    sites = [s.cluster.price_for(n) for s, n in zip(sh.sites, sizes or [s.cluster.instances for s in sh.sites],
-                                                      strict=True)]
-    return sum_price(pre.price_for(n_prfaas) if n_prfaas else 0.0, *sites)
+    return sum_price(pre.price_for(n_prfaas) if n_prfaas else 0.0, *(s.cluster.price_per_hour for s in sh.sites))
 
 
 def _priced(price: float | None, lam: float) -> Priced:
@@ -203,7 +199,8 @@ def _one(fs: FleetSpec, sh: Shape, m: Method) -> FleetMethodPlan:
     caps = separate_caps(sh, [(e.site, e.weight) for e in es])
     sep_found = core.search(sh.fleet, es, caps=caps)
     sep = point_of(sh, es, sep_found, caps) if sep_found else None
-    sizes = _homogeneous_sizes(sh)
+    topo = fs.models[0].scenario.topology  # its prefill service is every model's
+    sizes = [homogeneous_cluster(s, topo).instances for s in sh.sites]  # type: ignore[arg-type]
     hom_found = core.search(sh.fleet, es, local_only=True, site_instances=sizes)
     hom = point_of(sh, es, hom_found, None) if hom_found else None
     lam = best.lambda_max_rps

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import numpy as np
-
-from prfaas_plan.api.fleet import FleetPoint, entries, laws, plan, point_of, refine, shape
+from prfaas_plan.api.fleet import FleetPoint, entries, held, laws, plan, point_of, refine, shape
 from prfaas_plan.core import fleet as core
-from prfaas_plan.core.throughput import Method, routing
+from prfaas_plan.core.throughput import Method
 from prfaas_plan.errors import InfeasibleError
 from prfaas_plan.specs.fleet import FleetDegradeLevel, FleetDegradeResult, FleetSpec
 from prfaas_plan.specs.fleet_latency import FleetTiming
@@ -57,19 +55,14 @@ def degrade(fs: FleetSpec, levels: tuple[float, ...], load: float = 0.7) -> Flee
     head = r.methods[r.method].best
     sh = shape(fs)
     ls = laws(fs)
-    held = [core.Entry(model=name, site=sh.fleet.sites.index(sm.name), weight=w * sm.share,
-                       routing=routing(sm.lengths, sm.curves, [e.threshold_tokens if e.threshold_tokens is not None
-                                                               else np.inf], m),
-                       decode_rps_per_instance=sm.decode_rps_per_instance)
-            for (name, w, sm, _), e in zip(ls, head.entries, strict=True)]
-    choices = [core.Choice(k=0, n_p=e.n_p, n_d=e.n_d, a=e.n_prfaas) for e in head.entries]
+    held_es, choices = held(sh, ls, head, m)
     grid = entries(sh, ls, m)
     out = []
     for i, link in enumerate(sh.fleet.links):
         per = []
         for level in (1.0, *levels):
             fl = _at(sh.fleet, i, level)
-            static = core.evaluate(fl, held, choices)
+            static = core.evaluate(fl, held_es, choices)
             found = core.search(fl, grid)
             replan: FleetPoint | None = None
             if found is not None and found.lambda_max_rps > 0:

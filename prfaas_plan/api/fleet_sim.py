@@ -12,13 +12,14 @@ from dataclasses import replace
 import numpy as np
 
 from prfaas_plan.api.context import remembered
-from prfaas_plan.api.fleet import Shape, laws, placement, plan, separate_caps, shape
+from prfaas_plan.api.fleet import Shape, held, laws, placement, plan, separate_caps, shape
+from prfaas_plan.api.latency import resolve_rate
 from prfaas_plan.api.plan import timing
 from prfaas_plan.api.sim import DEFAULT_LOAD, DEFAULT_REQUESTS, WARMUP_FRACTION
 from prfaas_plan.api.systems import site_config
 from prfaas_plan.api.topology import site_scenario
 from prfaas_plan.core import fleet as core
-from prfaas_plan.core.throughput import Method, routing
+from prfaas_plan.core.throughput import Method
 from prfaas_plan.errors import SpecError
 from prfaas_plan.sim.fleet import simulate_fleet
 from prfaas_plan.specs.fleet import FleetPoint, FleetRun, FleetSimulateRun, FleetSpec, FleetSystem
@@ -32,14 +33,7 @@ SHARED, SEPARATE = "prfaas", "separate"
 def _system(fs: FleetSpec, sh: Shape, name: str, p: FleetPoint, caps: list[core.Caps] | None
             ) -> tuple[FleetSystem, list[ScenarioSpec]]:
     """The configuration ``p`` as a system to simulate, its capacity the exact method's."""
-    ls = laws(fs)
-    exact, choices = [], []
-    for (model, w, sm, _), e in zip(ls, p.entries, strict=True):
-        t = e.threshold_tokens if e.threshold_tokens is not None else np.inf
-        exact.append(core.Entry(model=model, site=sh.fleet.sites.index(sm.name), weight=w * sm.share,
-                                routing=routing(sm.lengths, sm.curves, [t], Method.EXACT),
-                                decode_rps_per_instance=sm.decode_rps_per_instance))
-        choices.append(core.Choice(k=0, n_p=e.n_p, n_d=e.n_d, a=e.n_prfaas))
+    exact, choices = held(sh, laws(fs), p, Method.EXACT)
     cap = core.evaluate(sh.fleet, exact, choices, caps)
     entries, scs, pools, links = [], [], {}, {}
     for k, ((mi, si), e) in enumerate(zip(sh.owners, p.entries, strict=True)):
@@ -85,8 +79,8 @@ def simulate(fs: FleetSpec, *, rate_rps: float | None = None, load: float | None
                         "is not replayed here", field="models")
     args = check(RunArgs(rate_rps=rate_rps, load=load, n_requests=n_requests, duration_s=duration_s, seed=seed))
     systems = fleet_systems(fs)
-    smallest = min(s.capacity_rps for s, _ in systems.values())
-    rate = rate_rps if rate_rps is not None else (load if load is not None else DEFAULT_LOAD) * smallest
+    rate, load_f = resolve_rate({n: s for n, (s, _) in systems.items()}, rate_rps, load,  # type: ignore[misc]
+                                default_load=DEFAULT_LOAD)
     check_size(rate, args)
     if n_requests is None and duration_s is None:
         n_requests = DEFAULT_REQUESTS
@@ -96,6 +90,6 @@ def simulate(fs: FleetSpec, *, rate_rps: float | None = None, load: float | None
         res = simulate_fleet(scs, system, rate_rps=rate, n_requests=n_requests, duration_s=duration_s,
                              rng=np.random.default_rng(stream), warmup_fraction=WARMUP_FRACTION)
         runs[name] = FleetRun(name=name, system=system, result=res, load=rate / system.capacity_rps)
-    return FleetSimulateRun(scenario=fs.name, rate_rps=rate, load=rate / smallest, systems=runs,
+    return FleetSimulateRun(scenario=fs.name, rate_rps=rate, load=load_f, systems=runs,
                             seed=int(seed or 0), requests=n_requests, duration_s=duration_s,
                             warmup_fraction=WARMUP_FRACTION)

@@ -5,10 +5,10 @@ columns of ``api.study_rows``. Per-model figures go in ``splits`` as text."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from prfaas_plan import units
+from prfaas_plan.report.render import finite
 from prfaas_plan.specs.fleet import FleetSpec
 
 
@@ -44,9 +44,6 @@ def size_row(fs: FleetSpec) -> dict[str, Any]:
                                 f"N_p/N_d={e.n_p}/{e.n_d} N_prfaas={e.n_prfaas}" for e in r.entries)}
 
 
-def _finite(x: float | None) -> float | None:
-    return x if x is not None and math.isfinite(x) else None
-
 
 def simulate_row(fs: FleetSpec, args: Any) -> dict[str, Any]:
     from prfaas_plan.api.fleet_sim import SHARED, simulate
@@ -56,9 +53,9 @@ def simulate_row(fs: FleetSpec, args: Any) -> dict[str, Any]:
     res = run.result
     links = [v for k, v in res.stage_utilization.items() if k.startswith("link ") and v is not None]
     h = res.ttft
-    return {"rate_rps": r.rate_rps, "load": run.load, "ttft_mean_s": _finite(h.mean),
-            "ttft_p50_s": _finite(h.quantile(0.5)), "ttft_p90_s": _finite(h.quantile(0.9)),
-            "ttft_p99_s": _finite(h.quantile(0.99)), "link_utilization": max(links) if links else None,
+    return {"rate_rps": r.rate_rps, "load": run.load, "ttft_mean_s": finite(h.mean),
+            "ttft_p50_s": finite(h.quantile(0.5)), "ttft_p90_s": finite(h.quantile(0.9)),
+            "ttft_p99_s": finite(h.quantile(0.99)), "link_utilization": max(links) if links else None,
             "throughput_rps": res.throughput_rps, "completed": res.completed}
 
 

@@ -200,8 +200,11 @@ def choose(e: Entry, lam: float, n: int, a: int, caps: Caps | None = None, local
     nd = max(int(_ceil(np.array([e.weight * lam / e.decode_rps_per_instance]))[0]), 1)
     np_min = int(need_n[k]) - nd
     # the surplus of the site's instances between local prefill and decode, to raise the lower bound
-    best = max(range(nd, n - np_min + 1), key=lambda d: min(bounds(e, Choice(k=k, n_p=n - d, n_d=d, a=a)).pd_prefill,
-                                                          bounds(e, Choice(k=k, n_p=n - d, n_d=d, a=a)).decode))
+    def own(d: int) -> float:
+        b = bounds(e, Choice(k=k, n_p=n - d, n_d=d, a=a))
+        return min(b.pd_prefill, b.decode)
+
+    best = max(range(nd, n - np_min + 1), key=own)
     return Choice(k=k, n_p=n - best, n_d=best, a=a)
 
 

@@ -12,6 +12,11 @@ from contextvars import ContextVar
 from typing import Any
 
 
+def finite(x: float | None) -> float | None:
+    """``x``, or None where it is missing or not finite (a statistic of no sample, an unbounded stage)."""
+    return x if x is not None and math.isfinite(x) else None
+
+
 def _clean(value: Any, where: str = "") -> Any:
     """JSON-safe: numpy scalars to Python, no NaN/inf (they would mean a bug upstream)."""
     if isinstance(value, dict):

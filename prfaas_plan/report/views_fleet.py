@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.report.render import emit, num, pct, secs, table
+from prfaas_plan.report.render import emit, finite, num, pct, secs, table
 from prfaas_plan.report.views_plan import fixed, t_text, x_text
 from prfaas_plan.specs.fleet import FleetMethodPlan, FleetPlanResult, FleetPoint, FleetSimulateRun
 
@@ -96,13 +95,13 @@ def emit_fleet_sim(fmt: str, r: FleetSimulateRun) -> None:
         for name, run in r.systems.items():
             res = run.result
             links = ", ".join(pct(res.stage_utilization.get(f"link {k}")) for k, _ in run.system.links)
-            rows.append([FLEET_NAMES.get(name, name), "all", f"{run.load * 100:.0f}%", secs(_fin(res.ttft.mean)),
-                         secs(_fin(res.ttft.quantile(0.9))), secs(_fin(res.ttft.quantile(0.99))),
+            rows.append([FLEET_NAMES.get(name, name), "all", f"{run.load * 100:.0f}%", secs(finite(res.ttft.mean)),
+                         secs(finite(res.ttft.quantile(0.9))), secs(finite(res.ttft.quantile(0.99))),
                          fixed(res.throughput_rps, 3), pct(res.prfaas_utilization), links])
             for label, sr in res.sites.items():
                 h = sr.ttft
-                rows.append(["", label, "", secs(_fin(h.mean)), secs(_fin(h.quantile(0.9))),
-                             secs(_fin(h.quantile(0.99))), fixed(sr.throughput_rps, 3),
+                rows.append(["", label, "", secs(finite(h.mean)), secs(finite(h.quantile(0.9))),
+                             secs(finite(h.quantile(0.99))), fixed(sr.throughput_rps, 3),
                              pct(sr.utilization.get("prfaas")), ""])
         caps = "; ".join(f"{FLEET_NAMES.get(n, n)} {fixed(run.system.capacity_rps, 3)} req/s "
                          f"({run.system.capacity_binding})" for n, run in r.systems.items())
@@ -116,6 +115,3 @@ def emit_fleet_sim(fmt: str, r: FleetSimulateRun) -> None:
             for n, s in payload["systems"].items() for m, d in s["simulated"]["sites"].items()]
     emit(fmt, payload, rows=rows, tables=tables)
 
-
-def _fin(x: float | None) -> float | None:
-    return x if x is not None and math.isfinite(x) else None

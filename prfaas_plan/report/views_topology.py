@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.report.render import SYSTEM_NAMES, emit, num, pct, secs, table
+from prfaas_plan.report.render import SYSTEM_NAMES, emit, finite, num, pct, secs, table
 from prfaas_plan.report.views_plan import (
     fixed,
     interval_line,
@@ -178,9 +177,6 @@ def emit_topology_sweep(fmt: str, s: dict[str, Any]) -> None:
     emit(fmt, s, rows=flat, tables=tables)
 
 
-def _fin(x: float | None) -> float | None:
-    return x if x is not None and math.isfinite(x) else None
-
 
 def emit_topology_sim(fmt: str, r: TopologySimulateRun, payload: dict[str, Any]) -> None:
     """`simulate` of a topology: simulated (and analytic) TTFT per system and site."""
@@ -190,14 +186,14 @@ def emit_topology_sim(fmt: str, r: TopologySimulateRun, payload: dict[str, Any])
         for name, t in r.systems.items():
             res, a, shared = t.result, t.analytic, t.system.n_prfaas > 0
             h = res.ttft
-            rows.append([SYSTEM_NAMES.get(name, name), "all sites", f"{t.load * 100:.0f}%", secs(_fin(h.mean)),
-                         secs(_fin(h.quantile(0.9))), secs(_fin(h.quantile(0.99))), secs(a.ttft_mean_s),
-                         secs(a.ttft_p90_s), pct(_fin(res.prfaas_utilization)) if shared else "-"])
+            rows.append([SYSTEM_NAMES.get(name, name), "all sites", f"{t.load * 100:.0f}%", secs(finite(h.mean)),
+                         secs(finite(h.quantile(0.9))), secs(finite(h.quantile(0.99))), secs(a.ttft_mean_s),
+                         secs(a.ttft_p90_s), pct(finite(res.prfaas_utilization)) if shared else "-"])
             for site, sr in res.sites.items():
                 sa, hs = a.sites[site], sr.ttft
-                rows.append(["", site, "", secs(_fin(hs.mean)), secs(_fin(hs.quantile(0.9))),
-                             secs(_fin(hs.quantile(0.99))), secs(sa.ttft_mean_s), secs(sa.ttft_p90_s),
-                             pct(_fin(sr.link_utilization)) if shared else "-"])
+                rows.append(["", site, "", secs(finite(hs.mean)), secs(finite(hs.quantile(0.9))),
+                             secs(finite(hs.quantile(0.99))), secs(sa.ttft_mean_s), secs(sa.ttft_p90_s),
+                             pct(finite(sr.link_utilization)) if shared else "-"])
         return [table(f"{r.scenario}: simulated TTFT at {r.rate_rps:.3f} req/s in total "
                       f"({r.load * 100:.0f}% of the smallest capacity)",
                       ["system", "site", "load %", "TTFT mean s", "P90 s", "P99 s", "analytic mean s", "analytic P90 s",

@@ -18,10 +18,10 @@ import numpy as np
 from prfaas_plan.sim.entities import Pool
 from prfaas_plan.sim.policies import make_source
 from prfaas_plan.sim.result import TopologySimResult
-from prfaas_plan.sim.run import SERIES_POINTS, TIE_RTOL, Saturation, check_bounds
+from prfaas_plan.sim.run import SERIES_POINTS, Saturation, check_bounds
 from prfaas_plan.sim.site import Site, Snap, pool_snap, pool_window
 from prfaas_plan.sim.stations import SharedLink
-from prfaas_plan.sim.topology import SATURATED, Stages, TopologyEngineRun, link_rps, run_length
+from prfaas_plan.sim.topology import Stages, TopologyEngineRun, link_rps, run_length, saturation_of
 from prfaas_plan.specs.fleet import FleetSystem
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.topology import TopologySystem
@@ -145,13 +145,4 @@ def saturation_fleet(scs: list[ScenarioSpec], system: FleetSystem, rng: np.rando
     """The fleet fed at ``overload`` x its capacity: the sustained total Lambda, as
     ``sim.topology.saturation_topology`` estimates it (each saturated stage's rate over its share)."""
     rate = overload * system.capacity_rps
-    res = simulate_fleet(scs, system, rate_rps=rate, n_requests=n_requests, rng=rng, drain=False)
-    share = {k: v for k, v in res.stage_share.items() if v > 0}
-    per = {k: v / share[k] for k, v in res.stage_rps.items() if k in share and v is not None}
-    busy = {k: v for k, v in per.items() if (res.stage_utilization[k] or 0.0) >= SATURATED}
-    per = busy or per
-    low = min(per.values())
-    name = next(k for k, v in per.items() if v <= low * (1 + TIE_RTOL))
-    return Saturation(rate_rps=rate, throughput_rps=per[name], completion_rps=res.throughput_rps or 0.0,
-                      bottleneck=name, stage_rps={k: v for k, v in res.stage_rps.items() if v is not None},
-                      share=share)
+    return saturation_of(simulate_fleet(scs, system, rate_rps=rate, n_requests=n_requests, rng=rng, drain=False))

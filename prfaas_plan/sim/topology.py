@@ -256,14 +256,19 @@ def saturation_topology(sc: ScenarioSpec, system: TopologySystem, rng: np.random
     last arrival, so a stage that keeps up counts at its feed, not over the drain; a link counts
     bytes (``_link_rps``), not finished transfers."""
     rate = overload * system.capacity_rps
-    res = simulate_topology(sc, system, rate_rps=rate, n_requests=n_requests, rng=rng, drain=False)
+    return saturation_of(simulate_topology(sc, system, rate_rps=rate, n_requests=n_requests, rng=rng, drain=False))
+
+
+def saturation_of(res: TopologySimResult) -> Saturation:
+    """The sustained total Lambda of an overfed run: each stage's rate over its share of the
+    arrivals, least over the saturated stages (all of them if none is), named upstream first."""
     share = {k: v for k, v in res.stage_share.items() if v > 0}
     per = {k: v / share[k] for k, v in res.stage_rps.items() if k in share and v is not None}
     busy = {k: v for k, v in per.items() if (res.stage_utilization[k] or 0.0) >= SATURATED}
     per = busy or per  # none saturated (fed too little): every stage, as sim.run does
     low = min(per.values())
     name = next(k for k, v in per.items() if v <= low * (1 + TIE_RTOL))
-    return Saturation(rate_rps=rate, throughput_rps=per[name], completion_rps=res.throughput_rps or 0.0,
+    return Saturation(rate_rps=res.rate_rps, throughput_rps=per[name], completion_rps=res.throughput_rps or 0.0,
                       bottleneck=name, stage_rps={k: v for k, v in res.stage_rps.items() if v is not None},
                       share=share)
 
