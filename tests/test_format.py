@@ -8,6 +8,7 @@ from typer.testing import CliRunner
 
 from prfaas_plan.cli import app
 from prfaas_plan.report import plots, render, views_plan
+from prfaas_plan.specs.sweep import SweepPoint, SweepResult
 
 runner = CliRunner()
 
@@ -183,7 +184,8 @@ def test_sweep_figure_labels(figures, tmp_path):
     ("clusters.local.instances", ["4", "8"], "clusters.local.instances"),
 ])
 def test_sweep_axis_label(key, texts, label):
-    result = {"key": key, "rows": [{"value_text": t} for t in texts]}
+    result = SweepResult(key=key, scale="linear", method=None, prefill_site="prfaas", sites=("local",),
+                         points=tuple(SweepPoint(value=float(i), value_text=t) for i, t in enumerate(texts)))
     assert plots.sweep_axis_label(result) == label
 
 

@@ -24,6 +24,7 @@ from prfaas_plan.errors import SpecError
 from prfaas_plan.io import patch
 from prfaas_plan.io.load import Catalog
 from prfaas_plan.io.scenario import load_scenario
+from prfaas_plan.report.sweep_json import sweep_json
 from tests.conftest import FIXTURES, ROOT
 
 CATALOG = Catalog.default(())
@@ -41,7 +42,7 @@ def _timeless(o: Any) -> Any:
 def _outcome(run: Any, ref: str | None, overrides: list[str], **kw: Any) -> tuple[str, str]:
     """The sweep as JSON, or the error it raises (its type and one-line text)."""
     try:
-        return "ok", json.dumps(_timeless(run(ref, CATALOG, overrides=overrides, **kw)), sort_keys=True)
+        return "ok", json.dumps(_timeless(sweep_json(run(ref, CATALOG, overrides=overrides, **kw))), sort_keys=True)
     except Exception as exc:  # any kind: the patched sweep must fail as the reloaded one does
         return type(exc).__name__, str(exc)
 

@@ -54,16 +54,28 @@ def _optimize(path: Path | str, *extra: str) -> dict:
     return json.loads(res.stdout)
 
 
-def test_one_site_in_the_sites_form_is_the_case_study(tmp_path: Path) -> None:
+def test_one_site_in_the_sites_form_is_the_case_study_under_its_own_names(tmp_path: Path) -> None:
     raw = _case_study()
-    raw_sites = _sites_form(raw, {"local": raw["clusters"]["local"]},
-                            [{"from": "east", "to": "local", "bandwidth": "100Gbps"}], raw["clusters"]["prfaas"])
+    raw_sites = _sites_form(raw, {"region-a": raw["clusters"]["local"]},
+                            [{"from": "east", "to": "region-a", "bandwidth": "100Gbps"}], raw["clusters"]["prfaas"])
     raw_sites["baselines"] = raw["baselines"]
-    two, one = _optimize("paper-case-study"), _optimize(_write(tmp_path, raw_sites))
+    path = _write(tmp_path, raw_sites)
+    two, one = _optimize("paper-case-study"), _optimize(path)
     for m in ("paper", "exact"):
         a, b = two["methods"][m]["best"], one["methods"][m]["best"]
         assert (a["threshold_tokens"], a["n_p"], a["n_d"]) == (b["threshold_tokens"], b["n_p"], b["n_d"])
         assert a["lambda_max_rps"] == b["lambda_max_rps"]
+        assert set(b["sites"]) == {"east", "region-a"} and set(b["links"]) == {"east->region-a"}
+        assert b["sites"]["region-a"] == a["sites"]["local"]
+        assert b["links"]["east->region-a"] == a["links"]["prfaas->local"]
+    b = one["best"]
+    assert (round(b["threshold_tokens"]), b["n_prfaas"], b["n_p"], b["n_d"]) == (19195, 4, 3, 5)
+    assert b["lambda_max_rps"] == pytest.approx(3.300, abs=5e-4)
+    assert one["clusters"]["prfaas"]["site"] == "east" and one["clusters"]["local"]["site"] == "region-a"
+    assert one["link"]["name"] == "east->region-a"
+    assert two["clusters"]["local"]["site"] == "local" and two["link"]["name"] == "prfaas->local"
+    title = CliRunner().invoke(app, ["optimize", str(path)]).stdout.splitlines()[0]
+    assert "east (4x8xH200 PrfaaS) + region-a (8x8xH20 PD)" in title and "link east->region-a" in title, title
 
 
 @pytest.fixture(scope="module")

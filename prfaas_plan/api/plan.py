@@ -303,7 +303,8 @@ def _plan(sc: ScenarioSpec, methods: tuple[str, ...]) -> Plan:
                                                           price, res.best.lambda_max_rps)),
             top=res.top, homogeneous=hom, naive=nv, ratios=_ratios(res.best, price, hom, nv),
             refined_threshold=res.refined, evaluations=res.evaluations, search_s=elapsed, decode=decode)
-    w = sc.workload
+    w, topo = sc.workload, sc.topology
+    assert topo is not None
     result = PlanResult(
         scenario=sc.name, model=sc.model.name, method=str(chosen), methods=per,
         mean_input_tokens=w.input_total_mean, mean_uncached_tokens=float(w.lengths.mean), output_tokens=w.output_tokens,
@@ -313,6 +314,7 @@ def _plan(sc: ScenarioSpec, methods: tuple[str, ...]) -> Plan:
                     instances=sc.prfaas.instances),
         local=Pool(hardware=sc.local.instance.gpu.name, gpus_per_instance=sc.local.instance.gpus,
                    instances=sc.local.instances),
+        prefill_site=topo.prefill.name, pd_site=topo.sites[0].name, link=topo.links[0].name,
         link_bandwidth_bytes_per_s=sc.link.bandwidth_bytes_per_s, link_usable_fraction=sc.link.usable_fraction,
         link_usable_bytes_per_s=sc.link.usable_bytes_per_s,
         decode=per[str(chosen)].decode, sources=t.sources,

@@ -11,28 +11,34 @@ from prfaas_plan.api.plan import plan
 from prfaas_plan.errors import InfeasibleError, SpecError
 from prfaas_plan.io import patch
 from prfaas_plan.io.scenario import TraceArg, load_scenario
+from prfaas_plan.specs.results import site_point
 from prfaas_plan.specs.scenario import ScenarioSpec
+from prfaas_plan.specs.sweep import SweepPoint, SweepResult
 
 MAX_SWEEP_POINTS = 2_000
 
 
-def _topology_row(sc: ScenarioSpec, number: float, text: str) -> dict[str, Any]:
-    """One sweep point of a topology: the total Lambda, what binds, each site's t and split."""
+def _planned(sc: ScenarioSpec, number: float, text: str) -> SweepPoint:
+    """The plan at one value under the scenario's method, as a topology's point with its baselines."""
+    method = (sc.search.method,)
     try:
-        p = topology.plan(sc, methods=(sc.search.method,)).payload
+        if sc.multi_site:
+            r = topology.plan(sc, methods=method).result
+            m = r.head
+            return SweepPoint(value=number, value_text=text, point=m.best,
+                              usable_bytes_per_s=tuple(s.link_usable_bytes_per_s for s in r.sites),
+                              homogeneous_lambda_max_rps=m.homogeneous.lambda_max_rps,
+                              prfaas_vs_homogeneous=m.ratios.prfaas_vs_homogeneous,
+                              independent_lambda_max_rps=m.independent.lambda_max_rps,
+                              prfaas_vs_independent=m.ratios.prfaas_vs_independent)
+        one = plan(sc, methods=method).result
     except InfeasibleError as exc:
-        return {"value": number, "value_text": text, "feasible": False, "reason": str(exc)}
-    b = p["best"]
-    return {"value": number, "value_text": text, "feasible": True, "lambda_max_rps": b["lambda_max_rps"],
-            "binding": b["binding"], "tight": b["tight"], "n_prfaas": b["n_prfaas"],
-            "prfaas_utilization": b["prfaas_utilization"],
-            "prfaas_vs_independent": p["ratios"]["prfaas_vs_independent"],
-            "independent_lambda_max_rps": p["baselines"]["independent"]["lambda_max_rps"],
-            "homogeneous_lambda_max_rps": p["baselines"]["homogeneous"]["lambda_max_rps"],
-            "prfaas_vs_homogeneous": p["ratios"]["prfaas_vs_homogeneous"],
-            "sites": {n: {k: s[k] for k in ("threshold_tokens", "n_p", "n_d", "p_offload", "lambda_rps")}
-                      for n, s in b["sites"].items() if s["role"] == "pd"},
-            "links": b["links"]}
+        return SweepPoint(value=number, value_text=text, reason=str(exc))
+    h = one.head
+    return SweepPoint(value=number, value_text=text, point=site_point(one, h.best),
+                      usable_bytes_per_s=(one.link_usable_bytes_per_s,),
+                      homogeneous_lambda_max_rps=h.homogeneous.point.lambda_max_rps if h.homogeneous else None,
+                      prfaas_vs_homogeneous=h.ratios.prfaas_vs_homogeneous)
 
 
 def parse_range(item: str, *, log: bool = False) -> tuple[str, list[str], list[float]]:
@@ -49,7 +55,7 @@ def parse_range(item: str, *, log: bool = False) -> tuple[str, list[str], list[f
 
 def sweep(ref: str | None, catalog: Any, *, overrides: list[str], method: str | None = None,
           trace: TraceArg = None, log: bool = False, progress: Callable[[str, int, int], None] | None = None,
-          reload: bool = False) -> dict[str, Any]:
+          reload: bool = False) -> SweepResult:
     """Re-optimise for each value of the one ranged --set; the others apply to every run.
 
     The scenario is loaded once, at the first value; each further value patches that spec
@@ -86,35 +92,21 @@ def _patched(ref: str | None, catalog: Any, *, fixed: list[str], key: str, texts
 
 
 def _sweep(ref: str | None, catalog: Any, *, overrides: list[str], method: str | None, trace: TraceArg,
-           log: bool, progress: Callable[[str, int, int], None] | None, specs: Specs) -> dict[str, Any]:
+           log: bool, progress: Callable[[str, int, int], None] | None, specs: Specs) -> SweepResult:
     ranged = [o for o in overrides if ".." in o.partition("=")[2]]
     if len(ranged) != 1:
         raise SpecError(f"give exactly one --set as a range key=a..b:n, got {len(ranged)}", field="--set")
     fixed = [o for o in overrides if o not in ranged]
     key, texts, numbers = parse_range(ranged[0], log=log)
-    rows: list[dict[str, Any]] = []
+    rows: list[SweepPoint] = []
     points = specs(ref, catalog, fixed=fixed, key=key, texts=texts, method=method, trace=trace)
+    first: ScenarioSpec | None = None
     for text, number, sc in zip(texts, numbers, points, strict=True):
-        if sc.multi_site:
-            rows.append(_topology_row(sc, number, text))
-            if progress is not None:
-                progress(f"sweeping {key}", len(rows), len(texts))
-            continue
-        try:
-            p = plan(sc, methods=(sc.search.method,)).payload
-        except InfeasibleError as exc:
-            rows.append({"value": number, "value_text": text, "feasible": False, "reason": str(exc)})
-        else:
-            b = p["best"]
-            hom = p["baselines"]["homogeneous"]
-            rows.append({"value": number, "value_text": text, "feasible": True,
-                         "threshold_tokens": b["threshold_tokens"], "n_prfaas": b["n_prfaas"], "n_p": b["n_p"],
-                         "n_d": b["n_d"], "lambda_max_rps": b["lambda_max_rps"], "p_offload": b["p_offload"],
-                         "binding": b["binding"], "tight": b["tight"], "egress_gbps": b["egress_gbps"],
-                         "link_utilization": b["link_utilization"],
-                         "homogeneous_lambda_max_rps": hom["lambda_max_rps"] if hom else None,
-                         "prfaas_vs_homogeneous": p["ratios"].get("prfaas_vs_homogeneous")})
+        first = first or sc
+        rows.append(_planned(sc, number, text))
         if progress is not None:
             progress(f"sweeping {key}", len(rows), len(texts))
-    return {"key": key, "scale": "log" if log or ranged[0].rstrip().endswith("log") else "linear",
-            "method": method, "rows": rows}
+    assert first is not None and first.topology is not None
+    return SweepResult(key=key, scale="log" if log or ranged[0].rstrip().endswith("log") else "linear", method=method,
+                       prefill_site=first.topology.prefill.name, sites=tuple(s.name for s in first.topology.sites),
+                       points=tuple(rows))

@@ -116,7 +116,5 @@ def sweep(
 
         sweep_figure(result, plot)
         typer.echo(f"wrote {plot}", err=True)
-    if any("sites" in r for r in result["rows"]):  # a topology: per-site thresholds and splits
-        views_topology.emit_topology_sweep(fmt, result)
-    else:
-        views_plan.emit_sweep(fmt, result)
+    # a topology: each site's threshold and split
+    (views_topology.emit_topology_sweep if len(result.sites) > 1 else views_plan.emit_sweep)(fmt, result)

@@ -36,7 +36,7 @@ def job(name: str, value: Any) -> tuple[str, Callable[..., None], tuple[Any, ...
 
     if name == "figure5" and value is not None:
         return "figure5", plots.figure5, (value,)
-    if name == "sweep" and isinstance(value, Sweep) and any(r["feasible"] for r in value.result["rows"]):
+    if name == "sweep" and isinstance(value, Sweep) and value.result.feasible:
         return f"sweep:{value.setting}", plots.sweep_figure, (value.result,)
     if name == "cdf" and isinstance(value, TtftCdf) and value.curves:
         return "cdf", plots_report.ttft_cdf_figure, (value,)

@@ -94,7 +94,7 @@ def _plan(d: ReportData, fig: Numbered) -> Section:
         for sw in d.sweeps:
             s.h3("Link sweep")
             s.note(f"`sweep --set {sw.setting}`: the link bandwidth from 1/100 to 4x the scenario's, "
-                   f"{len(sw.result['rows'])} log-spaced points, every other input held.")
+                   f"{len(sw.result.points)} log-spaced points, every other input held.")
             s.add(collect(views_plan.emit_sweep, sw.result))
             _sweep_figure(fig, s, sw)
     return s
@@ -164,7 +164,7 @@ def _topology(d: ReportData, fig: Numbered) -> Section:
                    "Per link, how the joint plan moves as that link's bandwidth varies (the others held).")
     for sw in d.sweeps:
         s.h3(f"Link {sw.link}")
-        s.note(f"`sweep --set {sw.setting}`: 1/100 to 4x the link's bandwidth, {len(sw.result['rows'])} log-spaced "
+        s.note(f"`sweep --set {sw.setting}`: 1/100 to 4x the link's bandwidth, {len(sw.result.points)} log-spaced "
                "points.")
         s.add(collect(views_topology.emit_topology_sweep, sw.result))
         _sweep_figure(fig, s, sw)
@@ -217,6 +217,6 @@ def _provenance(d: ReportData) -> Section:
 def _sweep_figure(fig: Numbered, s: Section, sw: Any) -> None:
     from prfaas_plan.report import plots
 
-    if any(r["feasible"] for r in sw.result["rows"]):
+    if sw.result.feasible:
         fig(s, f"Lambda_max and the best threshold t against the bandwidth of {sw.link} (circled: the link binds).",
             f"sweep:{sw.setting}", plots.sweep_figure, sw.result)

@@ -3,6 +3,7 @@ the one place its keys are spelled (the edge)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -15,6 +16,8 @@ from prfaas_plan.specs.results import (
     OperatingPoint,
     PlanResult,
     Ratios,
+    TopologyPoint,
+    site_point,
 )
 from prfaas_plan.specs.robust import RateLevel, Robustness
 
@@ -55,29 +58,31 @@ def ratios_json(r: Ratios) -> dict[str, float]:
     return {k: v for k, v in asdict(r).items() if v is not None}
 
 
-def _sites(r: PlanResult, op: OperatingPoint) -> dict[str, Any]:
-    """The topology keys of the two-cluster plan: the PD site ``local``, the prefill site
-    ``prfaas`` and the link ``prfaas->local``, as a topology's JSON has them."""
-    busy = (op.lambda_max_rps * op.p_offload / op.theta_prfaas_compute_rps
-            if op.theta_prfaas_compute_rps else 0.0)
-    return {"prfaas": {"role": "prfaas", "instances": op.n_prfaas, "utilization": busy},
-            "local": {"role": "pd", "threshold_tokens": op.threshold_tokens, "n_p": op.n_p, "n_d": op.n_d,
-                      "p_offload": op.p_offload, "lambda_rps": op.lambda_max_rps, "demand_share": 1.0,
-                      "theta_pd_p_rps": op.theta_pd_p_rps, "theta_pd_d_rps": op.theta_pd_d_rps}}
+def sites_json(prefill_site: str, p: TopologyPoint) -> dict[str, Any]:
+    """A plan's ``sites``: the prefill site's pool and each PD site's t, split and rates, by name."""
+    out: dict[str, Any] = {prefill_site: {"role": "prfaas", "instances": p.n_prfaas,
+                                          "utilization": p.prfaas_utilization}}
+    for sp in p.sites:
+        out[sp.site] = {"role": "pd", "threshold_tokens": sp.threshold_tokens, "n_p": sp.n_p, "n_d": sp.n_d,
+                        "p_offload": sp.p_offload, "lambda_rps": sp.lambda_rps, "demand_share": sp.share,
+                        "theta_pd_p_rps": sp.theta_pd_p_rps, "theta_pd_d_rps": sp.theta_pd_d_rps,
+                        "prfaas_instances_busy": sp.prfaas_seconds_per_s}
+    return out
 
 
-def _links(r: PlanResult, op: OperatingPoint) -> dict[str, Any]:
-    link = op.theta_prfaas_link_rps
-    return {"prfaas->local": {"egress_gbps": units.bytes_per_s_to_gbps(op.egress_bytes_per_s),
-                              "utilization": op.link_utilization,
-                              "theta_link_rps": None if link is None or not op.p_offload else link / op.p_offload,
-                              "usable_gbps": units.bytes_per_s_to_gbps(r.link_usable_bytes_per_s)}}
+def links_json(p: TopologyPoint, usable_bytes_per_s: Sequence[float]) -> dict[str, Any]:
+    """A plan's ``links``: each PD site's link by name (``usable_bytes_per_s`` in the sites' order)."""
+    return {sp.link: {"egress_gbps": units.bytes_per_s_to_gbps(sp.egress_bytes_per_s),
+                      "utilization": sp.link_utilization, "theta_link_rps": sp.theta_link_rps,
+                      "usable_gbps": units.bytes_per_s_to_gbps(usable)}
+            for sp, usable in zip(p.sites, usable_bytes_per_s, strict=True)}
 
 
 def method_json(r: PlanResult, m: MethodPlan) -> dict[str, Any]:
     best = point_json(m.best) | {"cost_per_million_requests": m.cost.cost_per_million_requests,
                                  "price_per_hour": m.cost.price_per_hour,
-                                 "sites": _sites(r, m.best), "links": _links(r, m.best)}
+                                 "sites": sites_json(r.prefill_site, site_point(r, m.best)),
+                                 "links": links_json(site_point(r, m.best), [r.link_usable_bytes_per_s])}
     return {"best": best, "top": [point_json(op) for op in m.top],
             "baselines": {"homogeneous": homogeneous_json(m.homogeneous) if m.homogeneous else None,
                           "naive_heterogeneous": naive_json(m.naive) if m.naive else None},
@@ -136,9 +141,10 @@ def plan_json(r: PlanResult) -> dict[str, Any]:
                      # a trace's only (measured, assumed, unknown): a parametric workload has no hit rate
                      **({} if r.hit_rate_source is None else {"hit_rate_source": r.hit_rate_source}),
                      "distribution": dict(r.distribution), "requests": r.requests},
-        "clusters": {name: {"hardware": c.hardware, "gpus_per_instance": c.gpus_per_instance,
-                            "instances": c.instances} for name, c in (("prfaas", r.prfaas), ("local", r.local))},
-        "link": {"bandwidth_gbps": units.bytes_per_s_to_gbps(r.link_bandwidth_bytes_per_s),
+        "clusters": {role: {"hardware": c.hardware, "gpus_per_instance": c.gpus_per_instance,
+                            "instances": c.instances, "site": site}
+                     for role, c, site in (("prfaas", r.prfaas, r.prefill_site), ("local", r.local, r.pd_site))},
+        "link": {"name": r.link, "bandwidth_gbps": units.bytes_per_s_to_gbps(r.link_bandwidth_bytes_per_s),
                  "usable_fraction": r.link_usable_fraction,
                  "usable_gbps": units.bytes_per_s_to_gbps(r.link_usable_bytes_per_s)},
         "decode": dict(r.decode), "sources": dict(r.sources),

@@ -12,6 +12,7 @@ import numpy as np
 from prfaas_plan import units
 from prfaas_plan.errors import SpecError
 from prfaas_plan.report.figures import Figure5
+from prfaas_plan.specs.sweep import SweepResult
 
 
 def pyplot():
@@ -130,10 +131,10 @@ _BARE_UNITS = {"link.bandwidth": "Gbps", "link.rtt": "s", "slo.ttft": "s", "deco
 _UNIT_NAMES = {"K": "K tokens, K = 1024", "k": "K tokens, K = 1024", "M": "M tokens, M = 1024^2"}
 
 
-def sweep_axis_label(result: dict[str, Any]) -> str:
+def sweep_axis_label(result: SweepResult) -> str:
     """The swept key with the unit its numbers are in: "link.bandwidth (Gbps)"."""
-    key = result["key"]
-    texts = [r["value_text"] for r in result["rows"]]
+    key = result.key
+    texts = [p.value_text for p in result.points]
     unit = units.split_quantity(texts[0])[1] if texts else ""
     if not unit:
         unit = _BARE_UNITS.get(key, "tokens" if key.startswith(("workload.input.", "search.threshold.")) else "")
@@ -141,34 +142,33 @@ def sweep_axis_label(result: dict[str, Any]) -> str:
     return f"{key} ({unit})" if unit else key
 
 
-def sweep_figure(result: dict[str, Any], path: Path | BinaryIO) -> None:
+def sweep_figure(result: SweepResult, path: Path | BinaryIO) -> None:
     """(a) Lambda_max of PrfaaS-PD and homogeneous PD, link-bound points marked; (b) the threshold t."""
     plt = pyplot()
-    rows = [r for r in result["rows"] if r["feasible"]]
+    rows = result.feasible
     if not rows:
         raise SpecError("nothing to plot: no value of the sweep is feasible", field="--plot")
-    x = [r["value"] for r in rows]
-    sites = list(rows[0].get("sites", {}))  # a topology: one threshold per PD site
+    x = [r.value for r in rows]
+    points = [r.point for r in rows if r.point is not None]
+    several = len(result.sites) > 1  # a topology: one threshold per PD site
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
-    ax1.plot(x, [r["lambda_max_rps"] for r in rows], "o-", label="joint PrfaaS-PD Lambda_max" if sites
+    ax1.plot(x, [p.lambda_max_rps for p in points], "o-", label="joint PrfaaS-PD Lambda_max" if several
              else "PrfaaS-PD Lambda_max")
-    if sites:
-        ax1.plot(x, [r["independent_lambda_max_rps"] for r in rows], "^:", label="independent planning")
-    if rows[0]["homogeneous_lambda_max_rps"] is not None:
-        ax1.plot(x, [r["homogeneous_lambda_max_rps"] for r in rows], "s--", label="homogeneous PD")
-    link = [r for r in rows if r["binding"].split(" ")[0] == "link"]
+    if several:
+        ax1.plot(x, [r.independent_lambda_max_rps for r in rows], "^:", label="independent planning")
+    if rows[0].homogeneous_lambda_max_rps is not None:
+        ax1.plot(x, [r.homogeneous_lambda_max_rps for r in rows], "s--", label="homogeneous PD")
+    link = [(r.value, p.lambda_max_rps) for r, p in zip(rows, points, strict=True)
+            if p.binding.split(" ")[0] == "link"]
     if link:
-        ax1.plot([r["value"] for r in link], [r["lambda_max_rps"] for r in link], "o", ms=11, mfc="none",
-                 mec="red", mew=1.5, label=f"{'a' if sites else 'the'} link binds (bound by: link)")
+        ax1.plot([v for v, _ in link], [lam for _, lam in link], "o", ms=11, mfc="none",
+                 mec="red", mew=1.5, label=f"{'a' if several else 'the'} link binds (bound by: link)")
     ax1.set_ylabel("Lambda_max (req/s)")
     ax1.set_title("(a) maximum arrival rate")
     ax1.set_ylim(bottom=0)
-    if sites:
-        for i, name in enumerate(sites):
-            ax2.plot(x, [r["sites"][name]["threshold_tokens"] / units.K_TOKENS for r in rows], "o-",
-                     color=f"C{i + 2}", label=f"{name} t*")
-    else:
-        ax2.plot(x, [r["threshold_tokens"] / units.K_TOKENS for r in rows], "o-", color="C2", label="PrfaaS-PD t*")
+    for i, name in enumerate(result.sites):
+        ax2.plot(x, [p.sites[i].threshold_tokens / units.K_TOKENS for p in points], "o-", color=f"C{i + 2}",
+                 label=f"{name} t*" if several else "PrfaaS-PD t*")
     ax2.legend(**_BELOW)  # every panel has its legend, one site too
     ax2.set_ylabel("threshold t (K = 1024 tokens)")
     ax2.set_title("(b) best threshold: requests longer than t go to PrfaaS")
@@ -177,10 +177,10 @@ def sweep_figure(result: dict[str, Any], path: Path | BinaryIO) -> None:
     for ax in (ax1, ax2):
         ax.set_xlabel(label)
         ax.grid(True, alpha=0.3)
-        if result["scale"] == "log":
+        if result.scale == "log":
             ax.set_xscale("log")
     ax1.legend(**_BELOW)
-    fig.suptitle(f"sweep of {result['key']} ({result['scale']} steps)")
+    fig.suptitle(f"sweep of {result.key} ({result.scale} steps)")
     fig.tight_layout()
     save_figure(fig, path)
     plt.close(fig)

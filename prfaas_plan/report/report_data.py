@@ -15,6 +15,7 @@ from numpy.typing import NDArray
 
 from prfaas_plan.report.figures import Figure5
 from prfaas_plan.specs.scenario import ScenarioSpec
+from prfaas_plan.specs.sweep import SweepResult
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -30,11 +31,11 @@ class TtftCdf:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Sweep:
-    """One `sweep` of a link's bandwidth: its JSON-ready result and the command-line range used."""
+    """One `sweep` of a link's bandwidth: its result and the command-line range used."""
 
     link: str  # the link's name, e.g. prfaas->local
     setting: str  # the --set given to sweep, e.g. link.bandwidth=1Gbps..400Gbps:12
-    result: dict[str, Any]
+    result: SweepResult
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -6,7 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.report.plan_json import homogeneous_json, interval_json, planned_rate_json, robustness_json
+from prfaas_plan.report.plan_json import (
+    homogeneous_json,
+    interval_json,
+    links_json,
+    planned_rate_json,
+    robustness_json,
+    sites_json,
+)
 from prfaas_plan.specs.results import (
     Priced,
     SiteInfo,
@@ -16,27 +23,10 @@ from prfaas_plan.specs.results import (
 )
 
 
-def _sites(r: TopologyPlanResult, p: TopologyPoint) -> dict[str, Any]:
-    out: dict[str, Any] = {r.prefill_site: {"role": "prfaas", "instances": p.n_prfaas,
-                                            "utilization": p.prfaas_utilization}}
-    for sp in p.sites:
-        out[sp.site] = {"role": "pd", "threshold_tokens": sp.threshold_tokens, "n_p": sp.n_p, "n_d": sp.n_d,
-                        "p_offload": sp.p_offload, "lambda_rps": sp.lambda_rps, "demand_share": sp.share,
-                        "theta_pd_p_rps": sp.theta_pd_p_rps, "theta_pd_d_rps": sp.theta_pd_d_rps,
-                        "prfaas_instances_busy": sp.prfaas_seconds_per_s}
-    return out
-
-
-def _links(r: TopologyPlanResult, p: TopologyPoint) -> dict[str, Any]:
-    return {sp.link: {"egress_gbps": units.bytes_per_s_to_gbps(sp.egress_bytes_per_s),
-                      "utilization": sp.link_utilization, "theta_link_rps": sp.theta_link_rps,
-                      "usable_gbps": units.bytes_per_s_to_gbps(info.link_usable_bytes_per_s)}
-            for info, sp in zip(r.sites, p.sites, strict=True)}
-
-
 def point_json(r: TopologyPlanResult, p: TopologyPoint) -> dict[str, Any]:
     return {"lambda_max_rps": p.lambda_max_rps, "binding": p.binding, "tight": list(p.tight),
-            "n_prfaas": p.n_prfaas, "sites": _sites(r, p), "links": _links(r, p)}
+            "n_prfaas": p.n_prfaas, "sites": sites_json(r.prefill_site, p),
+            "links": links_json(p, [s.link_usable_bytes_per_s for s in r.sites])}
 
 
 def _priced(c: Priced) -> dict[str, float | None]:

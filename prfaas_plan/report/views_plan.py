@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.plan_json import prfaas_limited_by
 from prfaas_plan.report.render import BIG, emit, num, table
+from prfaas_plan.report.sweep_json import sweep_csv_rows, sweep_json
 from prfaas_plan.specs.results import LambdaInterval, MethodPlan, OperatingPoint, PlanResult
 from prfaas_plan.specs.robust import RateLevel, Robustness
+from prfaas_plan.specs.sweep import SweepResult
 
 
 def _tok(x: float | None) -> str:
@@ -30,9 +32,10 @@ def t_text(x: float | None) -> str:
     return "-" if x is None else _tok(float(units.shown_threshold(x)))
 
 
-def _binding(b: dict[str, Any]) -> str:
-    tight = [t for t in b.get("tight", []) if t != b["binding"]]
-    return b["binding"] + (f" (= {', '.join(tight)})" if tight else "")
+def tight_text(binding: str, tight: Sequence[str]) -> str:
+    """What binds, with the constraints tied with it: "prfaas-compute (= pd-prefill)"."""
+    others = [t for t in tight if t != binding]
+    return binding + (f" (= {', '.join(others)})" if others else "")
 
 
 def x_text(v: float | None) -> str:
@@ -227,9 +230,13 @@ def robustness_table(rb: Robustness, *, topology: bool = False) -> Any:
 def _plan_tables(r: PlanResult) -> list[Any]:
     m = r.head
     n_prfaas = f"up to {r.max_prfaas_instances}" if r.n_prfaas_options > 1 else str(r.prfaas.instances)
-    title = (f"{r.scenario}: {r.model} on {n_prfaas}x{r.prfaas.gpus_per_instance}x{r.prfaas.hardware} PrfaaS + "
-             f"{r.local.instances}x{r.local.gpus_per_instance}x{r.local.hardware} local PD, "
-             f"{num(units.bytes_per_s_to_gbps(r.link_usable_bytes_per_s), 1)} Gbps usable link"
+    pre = f"{n_prfaas}x{r.prfaas.gpus_per_instance}x{r.prfaas.hardware}"
+    pd = f"{r.local.instances}x{r.local.gpus_per_instance}x{r.local.hardware}"
+    gbps = num(units.bytes_per_s_to_gbps(r.link_usable_bytes_per_s), 1)
+    named = (r.prefill_site, r.pd_site) != ("prfaas", "local")  # one PD site under sites: (the user's names)
+    title = (f"{r.scenario}: {r.model} on "
+             + (f"{r.prefill_site} ({pre} PrfaaS) + {r.pd_site} ({pd} PD), {gbps} Gbps usable link {r.link}"
+                if named else f"{pre} PrfaaS + {pd} local PD, {gbps} Gbps usable link")
              + (f" at {r.robustness.plan_at.upper()} of its law" if r.robustness and r.robustness.plan_at else "")
              + f" (method: {r.method})")
     out: list[Any] = [table(title, ["best PrfaaS-PD plan", ""], _best_lines(r, m))]
@@ -266,19 +273,23 @@ def _plan_tables(r: PlanResult) -> list[Any]:
     return out + [x for x in lines if x]
 
 
-def emit_sweep(fmt: str, s: dict[str, Any]) -> None:
+def emit_sweep(fmt: str, s: SweepResult) -> None:
+    """`sweep` of one PD site: t, split, Lambda_max, gain and the link's load at each value."""
+
     def tables():
         rows = []
-        for r in s["rows"]:
-            if not r["feasible"]:
-                rows.append([r["value_text"], "infeasible", "", "", "", "", r["reason"]])
+        for pt in s.points:
+            p = pt.point
+            if p is None:
+                rows.append([pt.value_text, "infeasible", "", "", "", "", pt.reason])
                 continue
-            rows.append([r["value_text"], t_text(r["threshold_tokens"]), f"{r['n_prfaas']}/{r['n_p']}/{r['n_d']}",
-                         fixed(r['lambda_max_rps'], 3), x_text(r["prfaas_vs_homogeneous"]),
-                         f"{fixed(r['egress_gbps'], 2)} ({(r['link_utilization'] or 0) * 100:.0f}%)",
-                         _binding(r)])
-        return [table(f"Sweep of {s['key']} ({s['scale']} steps)",
-                      [s["key"], "t tokens", "prfaas/p/d", "Lambda req/s", "vs homog.", "egress Gbps (link %)",
+            (one,) = p.sites
+            rows.append([pt.value_text, t_text(one.threshold_tokens), f"{p.n_prfaas}/{one.n_p}/{one.n_d}",
+                         fixed(p.lambda_max_rps, 3), x_text(pt.prfaas_vs_homogeneous),
+                         f"{fixed(units.bytes_per_s_to_gbps(one.egress_bytes_per_s), 2)} "
+                         f"({(one.link_utilization or 0) * 100:.0f}%)", tight_text(p.binding, p.tight)])
+        return [table(f"Sweep of {s.key} ({s.scale} steps)",
+                      [s.key, "t tokens", "prfaas/p/d", "Lambda req/s", "vs homog.", "egress Gbps (link %)",
                        "bound by"], rows)]
 
-    emit(fmt, s, rows=[{k: v for k, v in r.items() if k != "tight"} for r in s["rows"]], tables=tables)
+    emit(fmt, sweep_json(s), rows=sweep_csv_rows(s), tables=tables)

@@ -6,6 +6,7 @@ from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.render import SYSTEM_NAMES, emit, finite, num, pct, secs, table
+from prfaas_plan.report.sweep_json import sweep_csv_rows, sweep_json
 from prfaas_plan.report.views_plan import (
     fixed,
     interval_line,
@@ -19,6 +20,7 @@ from prfaas_plan.report.views_plan import (
 from prfaas_plan.sim.result import TopologySimulateRun
 from prfaas_plan.specs.latency import SystemTiming, TopologyLatencyResult
 from prfaas_plan.specs.results import TopologyMethodPlan, TopologyPlanResult, TopologyPoint
+from prfaas_plan.specs.sweep import SweepResult
 
 
 def emit_topology(fmt: str, r: TopologyPlanResult, payload: dict[str, Any]) -> None:
@@ -155,26 +157,25 @@ def emit_topology_latency(fmt: str, r: TopologyLatencyResult, payload: dict[str,
     emit(fmt, payload, rows=rows, tables=tables)
 
 
-def emit_topology_sweep(fmt: str, s: dict[str, Any]) -> None:
+def emit_topology_sweep(fmt: str, s: SweepResult) -> None:
+    """`sweep` of a topology: each site's t and split, the total Lambda_max and the gain over
+    independent planning at each value."""
+
     def tables():
-        names = next((list(r["sites"]) for r in s["rows"] if r["feasible"]), [])
         rows = []
-        for r in s["rows"]:
-            if not r["feasible"]:
-                rows.append([r["value_text"], "infeasible", "", "", r["reason"]])
+        for pt in s.points:
+            p = pt.point
+            if p is None:
+                rows.append([pt.value_text, "infeasible", "", "", pt.reason])
                 continue
-            split = ", ".join(f"{t_text(r['sites'][n]['threshold_tokens'])} "
-                              f"{r['sites'][n]['n_p']}/{r['sites'][n]['n_d']}"
-                              for n in names)
-            rows.append([r["value_text"], split, fixed(r["lambda_max_rps"], 3), x_text(r["prfaas_vs_independent"]),
-                         r["binding"]])
-        return [table(f"Sweep of {s['key']} ({s['scale']} steps)",
-                      [s["key"], f"t tokens, N_p/N_d per site ({', '.join(names)})", "Lambda req/s", "vs independent",
+            split = ", ".join(f"{t_text(sp.threshold_tokens)} {sp.n_p}/{sp.n_d}" for sp in p.sites)
+            rows.append([pt.value_text, split, fixed(p.lambda_max_rps, 3), x_text(pt.prfaas_vs_independent),
+                         p.binding])
+        return [table(f"Sweep of {s.key} ({s.scale} steps)",
+                      [s.key, f"t tokens, N_p/N_d per site ({', '.join(s.sites)})", "Lambda req/s", "vs independent",
                        "bound by"], rows)]
 
-    flat = [{k: v for k, v in r.items() if k not in ("tight", "sites", "links")}
-            | {f"{n}.{k}": v for n, d in r.get("sites", {}).items() for k, v in d.items()} for r in s["rows"]]
-    emit(fmt, s, rows=flat, tables=tables)
+    emit(fmt, sweep_json(s), rows=sweep_csv_rows(s), tables=tables)
 
 
 

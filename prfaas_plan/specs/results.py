@@ -141,6 +141,11 @@ class PlanResult:
     requests: int | None
     prfaas: Pool
     local: Pool
+    # the sites' and link's names: the two-cluster form's are prfaas, local and prfaas->local;
+    # one PD site under ``sites:`` keeps the user's
+    prefill_site: str = "prfaas"
+    pd_site: str = "local"
+    link: str = "prfaas->local"
     link_bandwidth_bytes_per_s: float
     link_usable_fraction: float
     link_usable_bytes_per_s: float
@@ -177,7 +182,7 @@ class SitePoint:
     theta_link_rps: float | None  # B_out / S_kv(long) / p, None when nothing is offloaded
     theta_pd_d_rps: float
     egress_bytes_per_s: float
-    link_utilization: float
+    link_utilization: float | None  # None: a link with no usable bandwidth given
     prfaas_seconds_per_s: float  # the shared pool's instance-seconds this site's offload takes per second
 
 
@@ -191,6 +196,22 @@ class TopologyPoint:
     prfaas_utilization: float
     binding: str  # e.g. "link prefill-east->region-b", "prfaas-compute", "decode region-a"
     tight: tuple[str, ...]
+
+
+def site_point(r: PlanResult, op: OperatingPoint) -> TopologyPoint:
+    """A one-PD-site configuration as a topology's point (its sites and link by name), so that
+    whatever reads a topology's plan reads this one the same way (the JSON's sites and links, `sweep`).
+    The pool's utilization is Lambda p / Theta_prfaas-compute (Eq. 3's compute half)."""
+    busy = op.lambda_max_rps * op.p_offload / op.theta_prfaas_compute_rps if op.theta_prfaas_compute_rps else 0.0
+    link = op.theta_prfaas_link_rps
+    assert op.threshold_tokens is not None
+    site = SitePoint(site=r.pd_site, link=r.link, share=1.0, threshold_tokens=op.threshold_tokens, n_p=op.n_p,
+                     n_d=op.n_d, p_offload=op.p_offload, lambda_rps=op.lambda_max_rps, theta_pd_p_rps=op.theta_pd_p_rps,
+                     theta_link_rps=None if link is None or not op.p_offload else link / op.p_offload,
+                     theta_pd_d_rps=op.theta_pd_d_rps, egress_bytes_per_s=op.egress_bytes_per_s,
+                     link_utilization=op.link_utilization, prfaas_seconds_per_s=busy * op.n_prfaas)
+    return TopologyPoint(n_prfaas=op.n_prfaas, lambda_max_rps=op.lambda_max_rps, sites=(site,), prfaas_utilization=busy,
+                         binding=str(op.binding), tight=tuple(str(b) for b in op.tight))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
