@@ -9,6 +9,7 @@ from prfaas_plan.api.plan import plan
 from prfaas_plan.cli import app
 from prfaas_plan.io.load import Catalog
 from prfaas_plan.io.scenario import load_scenario
+from prfaas_plan.report.plan_json import plan_json
 
 runner = CliRunner()
 
@@ -21,7 +22,7 @@ def run_json(*args):
 
 @pytest.fixture(scope="module")
 def case_study():
-    return plan(load_scenario(None, Catalog.default())).payload
+    return plan_json(plan(load_scenario(None, Catalog.default())).result)
 
 
 @pytest.mark.paper
@@ -288,10 +289,10 @@ def test_sources_name_the_share_of_requests_outside_a_measured_profile():
 
     cdf = lambda x: norm.cdf((math.log(x) - 9.9) / 1.0)  # noqa: E731
     share = (cdf(1023) - cdf(128)) / (cdf(131072) - cdf(128))
-    sources = plan(load_scenario(None, Catalog.default()), methods=("paper",)).payload["sources"]
+    sources = plan(load_scenario(None, Catalog.default()), methods=("paper",)).result.sources
     assert f"extrapolated below the measured 1K for {share:.2%} of requests" in sources["prefill 8xH200"]
     inside = load_scenario(None, Catalog.default(), overrides=["workload.input.min=1K"])
-    assert not any("extrapolated" in v for v in plan(inside, methods=("paper",)).payload["sources"].values())
+    assert not any("extrapolated" in v for v in plan(inside, methods=("paper",)).result.sources.values())
 
 
 @pytest.mark.slow

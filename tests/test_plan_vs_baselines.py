@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from prfaas_plan.api.optimize import optimize
 from prfaas_plan.api.plan import plan
 from prfaas_plan.io.scenario import load_scenario
+from prfaas_plan.report.plan_json import plan_json
 from tests.test_properties import CATALOG, cases, lam, scenario_overrides
 
 MARGIN = 1e-9  # core.optimize: a special case replaces a grid point that is higher by less than this
@@ -25,7 +26,7 @@ MARGIN = 1e-9  # core.optimize: a special case replaces a grid point that is hig
 
 def _payload(overrides: list[str], method: str) -> dict:
     sc = load_scenario(None, CATALOG, overrides=[*overrides, f"search.method={method}"])
-    return plan(sc, methods=(method,)).payload
+    return plan_json(plan(sc, methods=(method,)).result)
 
 
 def _local_instances(overrides: list[str]) -> int:
@@ -69,7 +70,7 @@ def test_under_a_ttft_slo_too():
     """The TTFT-bounded search weighs the same special cases: with every request 8,192 tokens its
     plan offloads everything, at naive's rate to the bisection's tolerance (BISECTIONS = 14)."""
     sc = load_scenario(None, CATALOG, overrides=["workload.input={kind: fixed, value: 8192}", "slo.ttft=10s"])
-    out = optimize(sc).payload["ttft_slo"]
+    out = optimize(sc).result.ttft_slo
     pr, nv = out["prfaas"], out["naive_heterogeneous"]
     assert (pr["n_prfaas"], pr["n_p"], pr["n_d"]) == (4, 0, 8)
     assert pr["lambda_ttft_rps"] == pytest.approx(nv["lambda_ttft_rps"], rel=1e-3)

@@ -51,7 +51,7 @@ def lam(overrides: list[str], catalog: Catalog = CATALOG, method: str = "paper")
     """Lambda_max; 0 for a fleet that cannot hold the model (``core.memory``: it serves nothing)."""
     sc = load_scenario(None, catalog, overrides=[*overrides, f"search.method={method}"])
     try:
-        return plan(sc, methods=(method,)).payload["best"]["lambda_max_rps"]
+        return plan(sc, methods=(method,)).result.head.best.lambda_max_rps
     except InfeasibleError as exc:
         if exc.binding != "memory":
             raise

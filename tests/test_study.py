@@ -23,6 +23,8 @@ from prfaas_plan.cli import app
 from prfaas_plan.io.load import Catalog
 from prfaas_plan.io.scenario import load_scenario
 from prfaas_plan.io.study import load_study
+from prfaas_plan.report.plan_json import plan_json
+from prfaas_plan.report.topology_json import topology_json
 from prfaas_plan.specs.study import sample_cells
 
 runner = CliRunner()
@@ -60,7 +62,7 @@ def test_the_issue_example_runs_and_each_row_is_optimize_at_that_point(tmp_path)
         assert (r["link.bandwidth"], r["clusters.prfaas.instances"]) == (bw, str(n))
         assert r["link.bandwidth.si"] == pytest.approx(float(bw[:-4]) * 1e9 / 8)
         sc = load_scenario(None, cat, overrides=[f"link.bandwidth={bw}", f"clusters.prfaas.instances={n}"])
-        p = plan(sc, methods=(sc.search.method,)).payload
+        p = plan_json(plan(sc, methods=(sc.search.method,)).result)
         b = p["best"]
         assert r["status"] == "ok" and r["error"] is None
         for k in ("lambda_max_rps", "threshold_tokens", "n_prfaas", "n_p", "n_d", "binding", "p_offload"):
@@ -88,7 +90,7 @@ zip:
         got = w.row(pt)
         sets = [f"{k}={v}" for k, v in pt.values]
         sc = load_scenario(None, cat, overrides=sets)
-        b = plan(sc, methods=(sc.search.method,)).payload["best"]
+        b = plan_json(plan(sc, methods=(sc.search.method,)).result)["best"]
         assert got["status"] == "ok", got
         assert (got["lambda_max_rps"], got["threshold_tokens"], got["n_p"]) == \
             (b["lambda_max_rps"], b["threshold_tokens"], b["n_p"]), sets
@@ -370,7 +372,7 @@ def test_a_topology_row_names_its_busiest_link_and_each_site(tmp_path):
     for r in _rows(out):
         bw = r["links[0].bandwidth"]
         sc = load_scenario("two-regions", Catalog.default(), overrides=[f"links[0].bandwidth={bw}"])
-        b = topology.plan(sc, methods=(sc.search.method,)).payload["best"]
+        b = topology_json(topology.plan(sc, methods=(sc.search.method,)).result)["best"]
         assert r["lambda_max_rps"] == b["lambda_max_rps"]
         assert r["link_utilization"] == max(lk["utilization"] for lk in b["links"].values())
         assert r["splits"].startswith("region-a t=") and "; region-b t=" in r["splits"]

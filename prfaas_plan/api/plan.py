@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, replace
-from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -244,20 +243,14 @@ def naive_timing(sc: ScenarioSpec, t: Timing, m: Method) -> Timing:
 
 @dataclass(frozen=True)
 class Plan:
-    """The typed result (``result``) with the searches, service laws and scenario behind it;
-    ``payload`` is its JSON, written at the edge (``report.plan_json``). ``timing`` carries the
-    headline method's decode rate with staging at its plan's threshold."""
+    """The typed result (``result``) with the searches, service laws and scenario behind it (its
+    JSON is written at the edge, ``report.plan_json``). ``timing`` carries the headline method's
+    decode rate with staging at its plan's threshold."""
 
     result: PlanResult
     searches: dict[str, Search]
     timing: Timing
     scenario: ScenarioSpec
-
-    @cached_property
-    def payload(self) -> dict[str, Any]:
-        from prfaas_plan.report.plan_json import plan_json
-
-        return plan_json(self.result)
 
 
 def _ratios(best: OperatingPoint, price: float | None, hom: HomogeneousBaseline | None,

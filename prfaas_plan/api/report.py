@@ -170,7 +170,7 @@ def report(ref: str | None, catalog: Any, *, overrides: list[str] | None = None,
             "prefill_costs": clock("prefill costs", facts.prefill_costs, sc) if sized is not None else ()}
     return ReportData(scenario=sc, command=command, version=__version__, overrides=tuple(overrides),
                       trace=_trace_text(trace),
-                      plan=plan.result, plan_payload=plan.payload, figure5=fig5, sweeps=tuple(sweeps),
+                      plan=plan.result, figure5=fig5, sweeps=tuple(sweeps),
                       latency=latency, latency_payload=latency_payload, latency_load=LATENCY_LOAD, cdf=cdf,
                       model=model, kv_rate=kv_rate, notes=notes, timings_s=clock.times, **out)
 

@@ -40,45 +40,28 @@ def _pick(d: dict[str, Any] | None, cols: Columns) -> dict[str, Any]:
     return {} if not d else {k: d.get(k) for k, _ in cols if k in d}
 
 
-def _site_text(sites: dict[str, dict[str, Any]]) -> str:
-    return "; ".join(f"{name} t={units.format_threshold(s['threshold_tokens'])} N_p/N_d={s['n_p']}/{s['n_d']}"
-                     for name, s in sites.items() if s.get("role", "pd") == "pd" and "n_p" in s)
-
-
 def optimize_row(sc: ScenarioSpec) -> dict[str, Any]:
-    """``optimize``'s headline under the scenario's method (the one it prints first)."""
-    from prfaas_plan.api import topology
-    from prfaas_plan.api.plan import plan
+    """``optimize``'s headline under the scenario's method (the one it prints first), one PD site or
+    several alike (``api.headline``): N_p and N_d summed over the PD sites, the share of all requests
+    offloaded, the egress of every link, the busiest link's utilisation. A topology's threshold is
+    one per site, so ``threshold_tokens`` stays empty and ``splits`` holds each with its site."""
+    from prfaas_plan.api.headline import headline
 
-    method = (sc.search.method,)
-    if sc.multi_site:
-        p = topology.plan(sc, methods=method).payload
-        row = _pick(p["best"], OPTIMIZE) | _sites_row(p["best"])
-    else:
-        p = plan(sc, methods=method).payload
-        b = p["best"]
-        row = _pick(b, OPTIMIZE) | {
-            "splits": f"t={units.format_threshold(b['threshold_tokens'])} N_p/N_d={b['n_p']}/{b['n_d']}"}
-    hom, naive = p["baselines"]["homogeneous"], p["baselines"].get("naive_heterogeneous")
-    row.update(homogeneous_lambda_max_rps=hom["lambda_max_rps"] if hom else None,
-               naive_lambda_max_rps=naive["lambda_max_rps"] if naive else None,
-               prfaas_vs_homogeneous=p["ratios"].get("prfaas_vs_homogeneous"),
-               prfaas_vs_homogeneous_equal_cost=p["ratios"].get("prfaas_vs_homogeneous_equal_cost"))
-    return row
-
-
-def _sites_row(b: dict[str, Any]) -> dict[str, Any]:
-    """A topology's plan in the columns of one: N_p and N_d summed over the PD sites, the share of
-    all requests offloaded, the egress of every link, the busiest link's utilisation; its
-    threshold is one per site, so ``threshold_tokens`` stays empty and ``splits`` holds each."""
-    pd = [s for s in b["sites"].values() if s.get("role", "pd") == "pd" and "n_p" in s]
-    links = [lk for lk in (b.get("links") or {}).values() if isinstance(lk, dict)]
-    rate = sum(s["lambda_rps"] for s in pd)
-    util = [lk["utilization"] for lk in links if lk.get("utilization") is not None]
-    return {"n_p": sum(s["n_p"] for s in pd), "n_d": sum(s["n_d"] for s in pd),
-            "p_offload": sum(s["p_offload"] * s["lambda_rps"] for s in pd) / rate if rate > 0 else None,
-            "egress_gbps": sum(lk["egress_gbps"] for lk in links) if links else None,
-            "link_utilization": max(util) if util else None, "splits": _site_text(b["sites"])}
+    h = headline(sc)
+    p, several = h.point, len(h.point.sites) > 1
+    rate = sum(s.lambda_rps for s in p.sites)
+    util = [s.link_utilization for s in p.sites if s.link_utilization is not None]
+    return {"lambda_max_rps": p.lambda_max_rps, "threshold_tokens": None if several else p.sites[0].threshold_tokens,
+            "n_prfaas": p.n_prfaas, "n_p": sum(s.n_p for s in p.sites), "n_d": sum(s.n_d for s in p.sites),
+            "p_offload": sum(s.p_offload * s.lambda_rps for s in p.sites) / rate if rate > 0 else None,
+            "binding": p.binding, "link_utilization": max(util) if util else None,
+            "egress_gbps": sum(units.bytes_per_s_to_gbps(s.egress_bytes_per_s) for s in p.sites),
+            "price_per_hour": h.cost.price_per_hour, "cost_per_million_requests": h.cost.cost_per_million_requests,
+            "homogeneous_lambda_max_rps": h.homogeneous_lambda_max_rps, "naive_lambda_max_rps": h.naive_lambda_max_rps,
+            "prfaas_vs_homogeneous": h.ratios.prfaas_vs_homogeneous,
+            "prfaas_vs_homogeneous_equal_cost": h.ratios.prfaas_vs_homogeneous_equal_cost,
+            "splits": "; ".join(f"{s.site + ' ' if several else ''}t={units.format_threshold(s.threshold_tokens)} "
+                                f"N_p/N_d={s.n_p}/{s.n_d}" for s in p.sites)}
 
 
 def size_row(sc: ScenarioSpec) -> dict[str, Any]:

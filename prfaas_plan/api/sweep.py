@@ -6,12 +6,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from prfaas_plan import ranges
-from prfaas_plan.api import topology
-from prfaas_plan.api.plan import plan
+from prfaas_plan.api.headline import headline
 from prfaas_plan.errors import InfeasibleError, SpecError
 from prfaas_plan.io import patch
 from prfaas_plan.io.scenario import TraceArg, load_scenario
-from prfaas_plan.specs.results import site_point
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.sweep import SweepPoint, SweepResult
 
@@ -19,26 +17,10 @@ MAX_SWEEP_POINTS = 2_000
 
 
 def _planned(sc: ScenarioSpec, number: float, text: str) -> SweepPoint:
-    """The plan at one value under the scenario's method, as a topology's point with its baselines."""
-    method = (sc.search.method,)
     try:
-        if sc.multi_site:
-            r = topology.plan(sc, methods=method).result
-            m = r.head
-            return SweepPoint(value=number, value_text=text, point=m.best,
-                              usable_bytes_per_s=tuple(s.link_usable_bytes_per_s for s in r.sites),
-                              homogeneous_lambda_max_rps=m.homogeneous.lambda_max_rps,
-                              prfaas_vs_homogeneous=m.ratios.prfaas_vs_homogeneous,
-                              independent_lambda_max_rps=m.independent.lambda_max_rps,
-                              prfaas_vs_independent=m.ratios.prfaas_vs_independent)
-        one = plan(sc, methods=method).result
+        return SweepPoint(value=number, value_text=text, plan=headline(sc))
     except InfeasibleError as exc:
         return SweepPoint(value=number, value_text=text, reason=str(exc))
-    h = one.head
-    return SweepPoint(value=number, value_text=text, point=site_point(one, h.best),
-                      usable_bytes_per_s=(one.link_usable_bytes_per_s,),
-                      homogeneous_lambda_max_rps=h.homogeneous.point.lambda_max_rps if h.homogeneous else None,
-                      prfaas_vs_homogeneous=h.ratios.prfaas_vs_homogeneous)
 
 
 def parse_range(item: str, *, log: bool = False) -> tuple[str, list[str], list[float]]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -73,20 +72,14 @@ def site_models(sc: ScenarioSpec) -> tuple[list[SiteModel], list[Timing]]:
 @dataclass(frozen=True)
 class TopologyPlan:
     """The typed result with the searches and service laws behind it (``models``: the headline
-    method's, decode rates staged at its plan's t_i; ``timings``: unstaged); ``payload`` is its
-    JSON, written at the edge (``report.topology_json``)."""
+    method's, decode rates staged at its plan's t_i; ``timings``: unstaged); its JSON is written
+    at the edge (``report.topology_json``)."""
 
     result: TopologyPlanResult
     searches: dict[str, joint.JointSearch]
     models: list[SiteModel]
     timings: list[Timing]
     scenario: ScenarioSpec
-
-    @cached_property
-    def payload(self) -> dict[str, Any]:
-        from prfaas_plan.report.topology_json import topology_json
-
-        return topology_json(self.result)
 
 
 RateAt = Callable[[int, float], float]  # (site index, t_i) -> the site's decode rate with staging at t_i

@@ -62,7 +62,7 @@ def optimize(
     if sc.multi_site:
         from prfaas_plan.report.views_topology import emit_topology
 
-        emit_topology(fmt, result.result, result.payload)
+        emit_topology(fmt, result.result)
         return
     if plot is not None:
         from prfaas_plan.api.figures import figure5_data
@@ -70,7 +70,7 @@ def optimize(
 
         figure5(figure5_data(result), plot)
         typer.echo(f"wrote {plot}", err=True)
-    views_plan.emit_plan(fmt, result.result, result.payload)
+    views_plan.emit_plan(fmt, result.result)
 
 
 def _optimize_fleet(fs, fmt: str, *, plot: object, plan_at: object) -> None:

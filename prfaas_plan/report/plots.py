@@ -149,15 +149,16 @@ def sweep_figure(result: SweepResult, path: Path | BinaryIO) -> None:
     if not rows:
         raise SpecError("nothing to plot: no value of the sweep is feasible", field="--plot")
     x = [r.value for r in rows]
-    points = [r.point for r in rows if r.point is not None]
+    plans = [r.plan for r in rows if r.plan is not None]
+    points = [p.point for p in plans]
     several = len(result.sites) > 1  # a topology: one threshold per PD site
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
     ax1.plot(x, [p.lambda_max_rps for p in points], "o-", label="joint PrfaaS-PD Lambda_max" if several
              else "PrfaaS-PD Lambda_max")
     if several:
-        ax1.plot(x, [r.independent_lambda_max_rps for r in rows], "^:", label="independent planning")
-    if rows[0].homogeneous_lambda_max_rps is not None:
-        ax1.plot(x, [r.homogeneous_lambda_max_rps for r in rows], "s--", label="homogeneous PD")
+        ax1.plot(x, [p.independent_lambda_max_rps for p in plans], "^:", label="independent planning")
+    if plans[0].homogeneous_lambda_max_rps is not None:
+        ax1.plot(x, [p.homogeneous_lambda_max_rps for p in plans], "s--", label="homogeneous PD")
     link = [(r.value, p.lambda_max_rps) for r, p in zip(rows, points, strict=True)
             if p.binding.split(" ")[0] == "link"]
     if link:

@@ -77,7 +77,6 @@ class ReportData:
     overrides: tuple[str, ...]
     trace: str | None
     plan: Any  # PlanResult | TopologyPlanResult
-    plan_payload: dict[str, Any]
     figure5: Figure5 | None
     sweeps: tuple[Sweep, ...]
     latency: Any  # LatencyResult | TopologyLatencyResult

@@ -15,25 +15,24 @@ _SITE_KEYS = ("threshold_tokens", "n_p", "n_d", "p_offload", "lambda_rps")
 
 def _row(s: SweepResult, pt: SweepPoint) -> dict[str, Any]:
     head: dict[str, Any] = {"value": pt.value, "value_text": pt.value_text, "feasible": pt.feasible}
-    p = pt.point
-    if p is None:
+    if pt.plan is None:
         return head | {"reason": pt.reason}
+    plan, p = pt.plan, pt.plan.point
     sites = {sp.site: {k: getattr(sp, k) for k in _SITE_KEYS} for sp in p.sites}
-    links = links_json(p, pt.usable_bytes_per_s)
+    links = links_json(p, plan.usable_bytes_per_s)
+    baselines = {"homogeneous_lambda_max_rps": plan.homogeneous_lambda_max_rps,
+                 "prfaas_vs_homogeneous": plan.ratios.prfaas_vs_homogeneous}
     if len(s.sites) > 1:
         return head | {"lambda_max_rps": p.lambda_max_rps, "binding": p.binding, "tight": list(p.tight),
                        "n_prfaas": p.n_prfaas, "prfaas_utilization": p.prfaas_utilization,
-                       "prfaas_vs_independent": pt.prfaas_vs_independent,
-                       "independent_lambda_max_rps": pt.independent_lambda_max_rps,
-                       "homogeneous_lambda_max_rps": pt.homogeneous_lambda_max_rps,
-                       "prfaas_vs_homogeneous": pt.prfaas_vs_homogeneous, "sites": sites, "links": links}
+                       "prfaas_vs_independent": plan.ratios.prfaas_vs_independent,
+                       "independent_lambda_max_rps": plan.independent_lambda_max_rps} | baselines | {
+                           "sites": sites, "links": links}
     (one,) = p.sites
     return head | {"threshold_tokens": one.threshold_tokens, "n_prfaas": p.n_prfaas, "n_p": one.n_p, "n_d": one.n_d,
                    "lambda_max_rps": p.lambda_max_rps, "p_offload": one.p_offload, "binding": p.binding,
                    "tight": list(p.tight), "egress_gbps": units.bytes_per_s_to_gbps(one.egress_bytes_per_s),
-                   "link_utilization": one.link_utilization,
-                   "homogeneous_lambda_max_rps": pt.homogeneous_lambda_max_rps,
-                   "prfaas_vs_homogeneous": pt.prfaas_vs_homogeneous, "sites": sites, "links": links}
+                   "link_utilization": one.link_utilization} | baselines | {"sites": sites, "links": links}
 
 
 def sweep_json(s: SweepResult) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.report.plan_json import prfaas_limited_by
+from prfaas_plan.report.plan_json import plan_json, prfaas_limited_by
 from prfaas_plan.report.render import BIG, emit, num, table
 from prfaas_plan.report.sweep_json import sweep_csv_rows, sweep_json
 from prfaas_plan.specs.results import LambdaInterval, MethodPlan, OperatingPoint, PlanResult
@@ -63,8 +63,9 @@ def staging_line(d: Mapping[str, Any], where: str = "") -> str | None:
     return f"{head}; pinned BS_max {d['bs_max']}, {over} the memory headroom of {room}"
 
 
-def emit_plan(fmt: str, r: PlanResult, payload: dict[str, Any]) -> None:
-    """`optimize` on one PD site: the tables read the typed result, JSON and CSV its payload."""
+def emit_plan(fmt: str, r: PlanResult) -> None:
+    """`optimize` on one PD site: the tables read the typed result, JSON and CSV its JSON."""
+    payload = plan_json(r)
     rows = [{"method": m} | {k: v for k, v in d["best"].items() if k not in ("tight", "sites", "links")}
             for m, d in payload["methods"].items()]
     emit(fmt, payload, rows=rows, tables=lambda: _plan_tables(r))
@@ -279,13 +280,13 @@ def emit_sweep(fmt: str, s: SweepResult) -> None:
     def tables():
         rows = []
         for pt in s.points:
-            p = pt.point
-            if p is None:
+            if pt.plan is None:
                 rows.append([pt.value_text, "infeasible", "", "", "", "", pt.reason])
                 continue
+            p = pt.plan.point
             (one,) = p.sites
             rows.append([pt.value_text, t_text(one.threshold_tokens), f"{p.n_prfaas}/{one.n_p}/{one.n_d}",
-                         fixed(p.lambda_max_rps, 3), x_text(pt.prfaas_vs_homogeneous),
+                         fixed(p.lambda_max_rps, 3), x_text(pt.plan.ratios.prfaas_vs_homogeneous),
                          f"{fixed(units.bytes_per_s_to_gbps(one.egress_bytes_per_s), 2)} "
                          f"({(one.link_utilization or 0) * 100:.0f}%)", tight_text(p.binding, p.tight)])
         return [table(f"Sweep of {s.key} ({s.scale} steps)",

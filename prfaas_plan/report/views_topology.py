@@ -7,6 +7,7 @@ from typing import Any
 from prfaas_plan import units
 from prfaas_plan.report.render import SYSTEM_NAMES, emit, finite, num, pct, secs, table
 from prfaas_plan.report.sweep_json import sweep_csv_rows, sweep_json
+from prfaas_plan.report.topology_json import topology_json
 from prfaas_plan.report.views_plan import (
     fixed,
     interval_line,
@@ -23,8 +24,9 @@ from prfaas_plan.specs.results import TopologyMethodPlan, TopologyPlanResult, To
 from prfaas_plan.specs.sweep import SweepResult
 
 
-def emit_topology(fmt: str, r: TopologyPlanResult, payload: dict[str, Any]) -> None:
-    """`optimize` on a topology: the tables read the typed result, JSON and CSV its payload."""
+def emit_topology(fmt: str, r: TopologyPlanResult) -> None:
+    """`optimize` on a topology: the tables read the typed result, JSON and CSV its JSON."""
+    payload = topology_json(r)
     rows = [{"method": m, "lambda_max_rps": d["best"]["lambda_max_rps"], "binding": d["best"]["binding"],
              "site": name} | {k: v for k, v in s.items() if k != "role"}
             for m, d in payload["methods"].items() for name, s in d["best"]["sites"].items() if s["role"] == "pd"]
@@ -164,12 +166,12 @@ def emit_topology_sweep(fmt: str, s: SweepResult) -> None:
     def tables():
         rows = []
         for pt in s.points:
-            p = pt.point
-            if p is None:
+            if pt.plan is None:
                 rows.append([pt.value_text, "infeasible", "", "", pt.reason])
                 continue
+            p = pt.plan.point
             split = ", ".join(f"{t_text(sp.threshold_tokens)} {sp.n_p}/{sp.n_d}" for sp in p.sites)
-            rows.append([pt.value_text, split, fixed(p.lambda_max_rps, 3), x_text(pt.prfaas_vs_independent),
+            rows.append([pt.value_text, split, fixed(p.lambda_max_rps, 3), x_text(pt.plan.ratios.prfaas_vs_independent),
                          p.binding])
         return [table(f"Sweep of {s.key} ({s.scale} steps)",
                       [s.key, f"t tokens, N_p/N_d per site ({', '.join(s.sites)})", "Lambda req/s", "vs independent",
