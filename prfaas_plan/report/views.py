@@ -7,6 +7,7 @@ from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.render import WIDTH, count, emit, num, table
+from prfaas_plan.specs.stack import StackSpec
 
 
 def _mib(b: float | None) -> str:
@@ -85,6 +86,13 @@ def emit_model(fmt: str, r: dict[str, Any]) -> None:
 def band(lo: float, hi: float, digits: int) -> str:
     """A P10-P90 cell; "-" where the value is measured (no model band)."""
     return "-" if lo == hi else f"{num(lo, digits)}-{num(hi, digits)}"
+
+
+def stack_text(prof: StackSpec) -> str:
+    """Which profile an output used and where its P10-P90 comes from (``stack_line`` of the typed profile)."""
+    lo, hi = prof.band("prefill")
+    return (f"stack {prof.name} ({prof.engine} {prof.versions}): P10-P90 = x{lo:.2f}..x{hi:.2f} of a modelled time "
+            f"({prof.band_from}); measured rows are their own")
 
 
 def stack_line(st: dict[str, Any]) -> str:
