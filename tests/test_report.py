@@ -298,14 +298,17 @@ def test_the_output_must_be_html_and_is_required():
 
 
 def test_collect_prints_nothing_and_keeps_the_items(capsys):
+    from prfaas_plan.io.load import Catalog, load_stack
     from prfaas_plan.report import views
+    from prfaas_plan.specs.kv_rate import KvRateResult, KvRateRow, TimeSource
 
-    r = {"model": "m", "instance": "8xH200", "instances": None, "sources": [{"source": "analytic", "detail": "d"}],
-         "stack": {"name": "s", "engine": "e", "versions": "1", "prefill_band_p10": 0.8, "prefill_band_p90": 1.3,
-                   "band_from": "held-out sources"},
-         "rows": [{"length_tokens": 1024, "kv_bytes": 2**20, "prefill_s": 0.5, "prefill_s_p10": 0.4,
-                   "prefill_s_p90": 0.65, "kv_gbps": 1.0, "kv_gbps_p10": 0.77, "kv_gbps_p90": 1.25,
-                   "source": "analytic"}]}
+    row = KvRateRow(length_tokens=1024, kv_bytes=2**20, prefill_s=0.5, prefill_s_p10=0.4, prefill_s_p90=0.65,
+                    kv_bytes_per_s=2**20 / 0.5, kv_bytes_per_s_p10=2**20 / 0.65, kv_bytes_per_s_p90=2**20 / 0.4,
+                    source="analytic", basis="analytic", beyond_context=False, kv_source="kv engine",
+                    egress_bytes_per_s=None)
+    r = KvRateResult(model="m", instance="8xH200", instances=None, kv_dtype="bf16", state_dtype="fp32",
+                     sources=(TimeSource(source="analytic", detail="d"),),
+                     stack=load_stack("paper-table3", Catalog.default()), rows=(row,))
     items = render.collect(views.emit_kv_rate, r)
     assert capsys.readouterr().out == ""
     assert [type(i) for i in items] == [render.Table] and items[0].rows[0][:2] == ["1K", "1.0"]

@@ -10,13 +10,15 @@ from typing import Any
 import numpy as np
 
 from prfaas_plan import units
-from prfaas_plan.api.inputs import default_lengths, instance, require_context, stack_json, stack_of
+from prfaas_plan.api.inputs import default_lengths, instance, require_context, stack_of
 from prfaas_plan.core import kv
 from prfaas_plan.core.profile import EXTRAPOLATED, EXTRAPOLATION, profile_basis
 from prfaas_plan.core.timers import prefill_timer
 from prfaas_plan.core.timing import Source
 from prfaas_plan.errors import SpecError
 from prfaas_plan.io.load import Catalog, load_gpu, load_model
+from prfaas_plan.report.stack_json import stack_json
+from prfaas_plan.specs.kv_rate import KvRateResult, KvRateRow, TimeSource
 from prfaas_plan.specs.model import DType, LinearGroup, MeasuredProfile, ModelSpec
 
 
@@ -173,7 +175,7 @@ def _time_basis(model: ModelSpec, n: int, profile: MeasuredProfile | None, basis
 
 def kv_rate(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int] | None, catalog: Catalog,
             instances: int | None = None, kv_dtype: str | None = None, state_dtype: str | None = None,
-            source: str = "auto", allow_beyond_context: bool = False, stack: str | None = None) -> dict[str, Any]:
+            source: str = "auto", allow_beyond_context: bool = False, stack: str | None = None) -> KvRateResult:
     """Phi_kv(l) = S_kv(l) / T_prefill(l) per length (Eq. 1) and, for N instances, B_out (Eq. 2).
 
     Analytic and scaled times carry the stack's P10-P90 band (``*_p10``, ``*_p90``: measured /
@@ -205,7 +207,7 @@ def kv_rate(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int] 
         timers = [prefill_timer(m, inst, source=src, gpu_of=gpu_lookup(catalog, stack=prof))]
     f = kv.footprint(m, kv_dtype=kvd, state_dtype=std)
     length = np.asarray(lengths, dtype=np.float64)
-    rows = []
+    rows: list[KvRateRow] = []
     details = []
     for timer in timers:
         t = np.asarray(timer(length))
@@ -218,39 +220,20 @@ def kv_rate(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int] 
         detail = timer.detail
         if basis is not None and EXTRAPOLATED in basis:
             detail += f"; outside the measured {_length_range(profile.lengths)}: {EXTRAPOLATION}"
-        details.append({"source": str(timer.source), "detail": detail})
+        details.append(TimeSource(source=str(timer.source), detail=detail))
         for i, n in enumerate(lengths):
             word, label = _time_basis(m, n, profile, None if basis is None else str(basis[i]))
             if timer.source == Source.SCALED:
                 word, label = f"scaled {word}", f"scaled {label}"
-            row = {
-                "length_tokens": int(n),
-                "kv_bytes": float(s[i]),
-                "prefill_s": float(t[i]),
-                "prefill_s_p10": float(t[i] * lo),
-                "prefill_s_p90": float(t[i] * hi),
-                "kv_bytes_per_s": float(phi[i]),
-                "kv_gbps": float(units.bytes_per_s_to_gbps(phi[i])),
-                "kv_gbps_p10": float(units.bytes_per_s_to_gbps(phi[i] / hi)),
-                "kv_gbps_p90": float(units.bytes_per_s_to_gbps(phi[i] / lo)),
-                "source": label,
-                "basis": word,
-                "beyond_context": bool(m.beyond_context([n])),
-                "kv_source": str(basis[i]) if use_measured_kv and basis is not None else "kv engine",
-            }
-            if instances is not None:
-                row["egress_gbps"] = float(units.bytes_per_s_to_gbps(instances * phi[i]))
-            rows.append(row)
-    return {
-        "model": m.name,
-        "instance": inst.name,
-        "instances": instances,
-        "kv_dtype": str(f.kv_dtype),
-        "state_dtype": str(f.state_dtype),
-        "sources": details,
-        "stack": stack_json(prof),
-        "rows": rows,
-    }
+            rows.append(KvRateRow(
+                length_tokens=int(n), kv_bytes=float(s[i]), prefill_s=float(t[i]), prefill_s_p10=float(t[i] * lo),
+                prefill_s_p90=float(t[i] * hi), kv_bytes_per_s=float(phi[i]), kv_bytes_per_s_p10=float(phi[i] / hi),
+                kv_bytes_per_s_p90=float(phi[i] / lo), source=label, basis=word,
+                beyond_context=bool(m.beyond_context([n])),
+                kv_source=str(basis[i]) if use_measured_kv and basis is not None else "kv engine",
+                egress_bytes_per_s=None if instances is None else float(instances * phi[i])))
+    return KvRateResult(model=m.name, instance=inst.name, instances=instances, kv_dtype=str(f.kv_dtype),
+                        state_dtype=str(f.state_dtype), sources=tuple(details), stack=prof, rows=tuple(rows))
 
 
 def list_stacks(catalog: Catalog) -> dict[str, Any]:

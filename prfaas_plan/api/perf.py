@@ -10,10 +10,11 @@ from typing import Any
 import numpy as np
 
 from prfaas_plan import units
-from prfaas_plan.api.inputs import default_lengths, instance, require_context, stack_json, stack_of
+from prfaas_plan.api.inputs import default_lengths, instance, require_context, stack_of
 from prfaas_plan.core import decode, prefill
 from prfaas_plan.errors import SpecError
 from prfaas_plan.io.load import Catalog, load_gpu, load_model
+from prfaas_plan.report.stack_json import stack_json
 from prfaas_plan.specs.hardware import Efficiency, GpuSpec
 from prfaas_plan.specs.stack import PAPER_STACK, StackSpec
 

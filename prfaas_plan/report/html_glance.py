@@ -106,8 +106,8 @@ def provenance(d: ReportData) -> list[Table]:
         rows.append([k, v])
     rows.append(["decode", _decode(sc)])
     if d.kv_rate is not None:
-        for s in d.kv_rate["sources"]:
-            rows.append([f"kv-rate on {d.kv_rate['instance']}", f"{s['source']}: {s['detail']}"])
+        for s in d.kv_rate.sources:
+            rows.append([f"kv-rate on {d.kv_rate.instance}", f"{s.source}: {s.detail}"])
     if d.latency is not None:
         rows.append(["latency", f"analytic model at --load {d.latency_load:g} ({d.latency.rate_rps:.3f} req/s)"])
     if d.simulation is not None:

@@ -6,7 +6,9 @@ import textwrap
 from typing import Any
 
 from prfaas_plan import units
+from prfaas_plan.report.kv_rate_json import kv_rate_json
 from prfaas_plan.report.render import WIDTH, count, emit, num, table
+from prfaas_plan.specs.kv_rate import KvRateResult
 from prfaas_plan.specs.stack import StackSpec
 
 
@@ -115,23 +117,25 @@ def emit_stacks(fmt: str, r: dict[str, Any]) -> None:
     emit(fmt, r, rows=r["stacks"], tables=tables)
 
 
-def emit_kv_rate(fmt: str, r: dict[str, Any]) -> None:
-    has_egress = r["instances"] is not None
+def emit_kv_rate(fmt: str, r: KvRateResult) -> None:
+    """`kv-rate`: S_kv, T_prefill and Phi_kv per length (Eq. 1), each with its P10-P90, and the egress."""
+    gbps = units.bytes_per_s_to_gbps
 
     def tables():
         cols = ["length tokens", "S_kv MiB", "T_prefill s", "P10-P90 s", "Phi_kv Gbps", "P10-P90 Gbps", "time from"]
-        if has_egress:
-            cols.append(f"egress x{r['instances']} Gbps")
+        if r.instances is not None:
+            cols.append(f"egress x{r.instances} Gbps")
         rows = []
-        for row in r["rows"]:
-            line = [units.format_length(row["length_tokens"]), _mib(row["kv_bytes"]), num(row["prefill_s"], 3),
-                    band(row["prefill_s_p10"], row["prefill_s_p90"], 3), num(row["kv_gbps"], 2),
-                    band(row["kv_gbps_p10"], row["kv_gbps_p90"], 2), row["source"]]
-            if has_egress:
-                line.append(num(row["egress_gbps"], 1))
+        for row in r.rows:
+            line = [units.format_length(row.length_tokens), _mib(row.kv_bytes), num(row.prefill_s, 3),
+                    band(row.prefill_s_p10, row.prefill_s_p90, 3), num(gbps(row.kv_bytes_per_s), 2),
+                    band(gbps(row.kv_bytes_per_s_p10), gbps(row.kv_bytes_per_s_p90), 2), row.source]
+            if row.egress_bytes_per_s is not None:
+                line.append(num(gbps(row.egress_bytes_per_s), 1))
             rows.append(line)
-        caption = "\n".join([*(f"{s['source']}: {s['detail']}" for s in r["sources"]), stack_line(r["stack"])])
-        return [table(f"{r['model']} on {r['instance']}: KV throughput (Eq. 1"
-                      + (", egress Eq. 2)" if has_egress else ")"), cols, rows, caption=caption)]
+        caption = "\n".join([*(f"{s.source}: {s.detail}" for s in r.sources), stack_text(r.stack)])
+        return [table(f"{r.model} on {r.instance}: KV throughput (Eq. 1"
+                      + (", egress Eq. 2)" if r.instances is not None else ")"), cols, rows, caption=caption)]
 
-    emit(fmt, r, rows=r["rows"], tables=tables)
+    payload = kv_rate_json(r)
+    emit(fmt, payload, rows=payload["rows"], tables=tables)
