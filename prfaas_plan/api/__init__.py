@@ -17,7 +17,7 @@ from prfaas_plan.core.timers import prefill_timer
 from prfaas_plan.core.timing import Source
 from prfaas_plan.errors import SpecError
 from prfaas_plan.io.load import Catalog, load_gpu, load_model
-from prfaas_plan.report.stack_json import stack_json
+from prfaas_plan.specs.catalog_view import GpuRow, KvFigures, KvSaving, LayerRow, ModelRow, ModelShow, StackRow
 from prfaas_plan.specs.kv_rate import KvRateResult, KvRateRow, TimeSource
 from prfaas_plan.specs.model import DType, LinearGroup, MeasuredProfile, ModelSpec
 
@@ -39,56 +39,31 @@ def layer_summary(model: ModelSpec) -> str:
     return " + ".join(parts)
 
 
-def list_models(catalog: Catalog) -> dict[str, Any]:
+def _kv_figures(f: kv.KvFootprint) -> KvFigures:
+    return KvFigures(kv_dtype=str(f.kv_dtype), state_dtype=str(f.state_dtype), kv_bytes_per_token=f.kv_bytes_per_token,
+                     swa_bytes_per_token=f.swa_bytes_per_token, swa_window_tokens=f.swa_window_tokens,
+                     swa_max_bytes=f.swa_max_bytes, state_bytes=f.state_bytes)
+
+
+def list_models(catalog: Catalog) -> tuple[ModelRow, ...]:
+    """Every catalog model with its KV per token and constant state, by name."""
     rows = []
     for path in catalog.entries("models").values():
         m = load_model(str(path), catalog)
-        f = kv.footprint(m)
-        rows.append({
-            "name": m.name,
-            "layers": layer_summary(m),
-            "params_total": m.params_total,
-            "params_active": m.params_active,
-            "kv_bytes_per_token": f.kv_bytes_per_token,
-            "swa_max_bytes": f.swa_max_bytes,
-            "state_bytes": f.state_bytes,
-            "profiles": [f"{p.gpus}x{p.hardware}" for p in m.profiles],
-            "file": str(path),
-        })
-    rows.sort(key=lambda r: r["name"].lower())
-    return {"models": rows}
+        rows.append(ModelRow(model=m, layers=layer_summary(m), kv=_kv_figures(kv.footprint(m)), file=str(path)))
+    return tuple(sorted(rows, key=lambda r: r.model.name.lower()))
 
 
-def list_hardware(catalog: Catalog) -> dict[str, Any]:
-    rows = []
-    for path in catalog.entries("hardware").values():
-        g = load_gpu(str(path), catalog)
-        rows.append({
-            "name": g.name,
-            "bf16_flops": g.bf16_flops,
-            "fp8_flops": g.fp8_flops,
-            "hbm_bytes": g.hbm_bytes,
-            "hbm_bytes_per_s": g.hbm_bytes_per_s,
-            "scaleup_bytes_per_s": g.scaleup_bytes_per_s,
-            "nic_bytes_per_s": g.nic_bytes_per_s,
-            "power_w": g.power_w,
-            "price_per_hour": g.price_per_hour,
-            "efficiency_source": g.efficiency.source,
-            "file": str(path),
-        })
-    rows.sort(key=lambda r: r["name"].lower())
-    return {"hardware": rows}
-
-
-def _group_fields(group: Any) -> dict[str, Any]:
-    from dataclasses import fields
-
-    return {f.name: (str(getattr(group, f.name)) if f.name in ("kind", "variant") else getattr(group, f.name))
-            for f in fields(group)} | {"kind": str(group.kind)}
+def list_hardware(catalog: Catalog) -> tuple[GpuRow, ...]:
+    """Every catalog GPU, by name."""
+    rows = [GpuRow(gpu=load_gpu(str(path), catalog), file=str(path)) for path in catalog.entries("hardware").values()]
+    return tuple(sorted(rows, key=lambda r: r.gpu.name.lower()))
 
 
 def model_show(ref: str, catalog: Catalog, *, kv_dtype: str | None = None, state_dtype: str | None = None,
-               reference_kv_heads: int = 8, reference_head_dim: int = 128) -> dict[str, Any]:
+               reference_kv_heads: int = 8, reference_head_dim: int = 128) -> ModelShow:
+    """The model's architecture, KV bytes per layer group, S_kv(l) at 1K-128K and its KV saving
+    against a dense GQA reference."""
     for value, option in ((reference_kv_heads, "--ref-kv-heads"), (reference_head_dim, "--ref-head-dim")):
         if value < 1:
             raise SpecError(f"must be a positive whole number, got {value}", field=option)
@@ -98,46 +73,16 @@ def model_show(ref: str, catalog: Catalog, *, kv_dtype: str | None = None, state
     saving = kv.hybrid_saving(m, reference_kv_heads=reference_kv_heads,
                               reference_head_dim=reference_head_dim, kv_dtype=kvd)
     lengths = [k * units.K_TOKENS for k in (1, 8, 32, 128)]
-    return {
-        "name": m.name,
-        "source": m.source,
-        "params_total": m.params_total,
-        "params_active": m.params_active,
-        "hidden_size": m.hidden_size,
-        "vocab_size": m.vocab_size,
-        "num_hidden_layers": m.num_hidden_layers,
-        "weight_dtype": str(m.weight_dtype),
-        "weight_format": None if m.weight_format is None else {
-            "name": m.weight_format.name, "expert_bytes": m.weight_format.expert_bytes,
-            "other_bytes": m.weight_format.other_bytes, "excluded": list(m.weight_format.excluded),
-            "source": m.weight_format.source},
-        "weights_bytes": m.weights_bytes_total,
-        "max_position_embeddings": m.max_position_embeddings,
-        "kv_dtype": str(f.kv_dtype),
-        "state_dtype": str(f.state_dtype),
-        "kv_bytes_per_token": f.kv_bytes_per_token,
-        "swa_bytes_per_token": f.swa_bytes_per_token,
-        "swa_window_tokens": f.swa_window_tokens,
-        "swa_max_bytes": f.swa_max_bytes,
-        "state_bytes": f.state_bytes,
-        "moe": None if m.moe is None else {k: getattr(m.moe, k) for k in m.moe.__slots__},
-        "layers": [
-            _group_fields(g) | {"kv_bytes_per_token": r.kv_bytes_per_token, "state_bytes": r.state_bytes}
-            for g, r in zip(m.layers, kv.breakdown(m, kv_dtype=kvd, state_dtype=std), strict=True)
-        ],
-        "s_kv": [{"length_tokens": n, "kv_bytes": f.s_kv(n)} for n in lengths],
-        "saving": None if saving is None else {
-            "reference": f"GQA, {saving.reference_kv_heads} KV heads x {saving.reference_head_dim}, every layer",
-            "total_layers": saving.total_layers,
-            "growing_layers": saving.growing_layers,
-            "hybrid_factor": saving.hybrid_factor,
-            "attention_factor": saving.attention_factor,
-            "total_factor": saving.total_factor,
-        },
-        "profiles": [{"hardware": p.hardware, "gpus": p.gpus, "source": p.source, "lengths": list(p.lengths)}
-                     for p in m.profiles],
-        "notes": m.notes,
-    }
+    return ModelShow(
+        model=m, kv=_kv_figures(f),
+        layers=tuple(LayerRow(group=g, kv_bytes_per_token=r.kv_bytes_per_token, state_bytes=r.state_bytes)
+                     for g, r in zip(m.layers, kv.breakdown(m, kv_dtype=kvd, state_dtype=std), strict=True)),
+        s_kv=tuple((n, f.s_kv(n)) for n in lengths),
+        saving=None if saving is None else KvSaving(
+            reference=f"GQA, {saving.reference_kv_heads} KV heads x {saving.reference_head_dim}, every layer",
+            total_layers=saving.total_layers, growing_layers=saving.growing_layers,
+            hybrid_factor=saving.hybrid_factor, attention_factor=saving.attention_factor,
+            total_factor=saving.total_factor))
 
 
 def import_model(config_path: str) -> dict[str, Any]:
@@ -236,16 +181,13 @@ def kv_rate(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int] 
                         state_dtype=str(f.state_dtype), sources=tuple(details), stack=prof, rows=tuple(rows))
 
 
-def list_stacks(catalog: Catalog) -> dict[str, Any]:
-    """Every serving-stack profile of the catalog, the default marked."""
+def list_stacks(catalog: Catalog) -> tuple[StackRow, ...]:
+    """Every serving-stack profile of the catalog, the default first."""
     from prfaas_plan.io.load import load_stack
     from prfaas_plan.specs.stack import DEFAULT_STACK
 
     rows = []
     for path in catalog.entries("stacks").values():
         st = load_stack(str(path), catalog)
-        e = st.efficiency
-        rows.append({**stack_json(st), "default": st.name.lower() == DEFAULT_STACK.lower(), "gpus": list(st.gpus),
-                     "description": st.description, "prefill_overhead_s": e.prefill_overhead_s,
-                     "decode_overhead_s": e.decode_overhead_s, "compute": e.compute, "path": str(path)})
-    return {"stacks": sorted(rows, key=lambda r: (not r["default"], r["name"].lower()))}
+        rows.append(StackRow(stack=st, default=st.name.lower() == DEFAULT_STACK.lower(), file=str(path)))
+    return tuple(sorted(rows, key=lambda r: (not r.default, r.stack.name.lower())))

@@ -18,6 +18,7 @@ from prfaas_plan.report.html_figures import Figures
 from prfaas_plan.report.html_glance import glance, provenance
 from prfaas_plan.report.render import collect, table
 from prfaas_plan.report.report_data import ReportData
+from prfaas_plan.specs.catalog_view import ModelShow
 from prfaas_plan.specs.kv_rate import KvRateResult
 
 
@@ -63,12 +64,12 @@ def _scenario(d: ReportData) -> Section:
     return s
 
 
-def skv_note(model: dict[str, Any], kv_rate: KvRateResult | None) -> str | None:
+def skv_note(model: ModelShow, kv_rate: KvRateResult | None) -> str | None:
     """Why `model show` and `kv-rate` give two S_kv for one length: the architecture's against a
     measured profile's; None where they agree (or nothing is measured)."""
     if kv_rate is None:
         return None
-    arch = {s["length_tokens"]: s["kv_bytes"] for s in model["s_kv"]}
+    arch = dict(model.s_kv)
     pairs = [(r.length_tokens, arch[r.length_tokens], r.kv_bytes) for r in kv_rate.rows
              if r.kv_source == "measured" and r.length_tokens in arch]
     off = [(n, a, m) for n, a, m in pairs if abs(a - m) > 1e-3 * m]

@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from prfaas_plan.report.figures import Figure5
+from prfaas_plan.specs.catalog_view import ModelShow
 from prfaas_plan.specs.kv_rate import KvRateResult
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.sweep import SweepResult
@@ -84,7 +85,7 @@ class ReportData:
     latency_payload: dict[str, Any]
     latency_load: float
     cdf: TtftCdf | None
-    model: dict[str, Any] | None  # `model show`
+    model: ModelShow | None  # `model show`
     kv_rate: KvRateResult | None  # `kv-rate` on the prefill instance
     simulation: Any = None  # api.sim.SimRun | sim.result.TopologySimulateRun
     simulation_payload: dict[str, Any] | None = None

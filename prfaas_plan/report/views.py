@@ -6,8 +6,10 @@ import textwrap
 from typing import Any
 
 from prfaas_plan import units
+from prfaas_plan.report.catalog_json import hardware_json, model_show_json, models_json, stacks_json
 from prfaas_plan.report.kv_rate_json import kv_rate_json
 from prfaas_plan.report.render import WIDTH, count, emit, num, table
+from prfaas_plan.specs.catalog_view import GpuRow, ModelRow, ModelShow, StackRow
 from prfaas_plan.specs.kv_rate import KvRateResult
 from prfaas_plan.specs.stack import StackSpec
 
@@ -16,73 +18,81 @@ def _mib(b: float | None) -> str:
     return "-" if b is None else num(units.bytes_to_mib(b), 1)
 
 
-def emit_models(fmt: str, result: dict[str, Any]) -> None:
-    rows = result["models"]
-    emit(fmt, result, rows=[{k: v for k, v in r.items() if k != "profiles"} | {"profiles": " ".join(r["profiles"])}
-                            for r in rows],
+def emit_models(fmt: str, rows: tuple[ModelRow, ...]) -> None:
+    """`models`: layers by kind, parameters, KV per token, SWA and constant state per model."""
+    payload = models_json(rows)
+    emit(fmt, payload, rows=[{k: v for k, v in r.items() if k != "profiles"} | {"profiles": " ".join(r["profiles"])}
+                             for r in payload["models"]],
          tables=lambda: [table("Models (bf16 KV, fp32 recurrent state unless the model says otherwise)",
                                ["model", "layers", "params", "active", "KV B/token", "SWA max MiB",
                                 "state MiB", "profiles"],
-                               [[r["name"], r["layers"], count(r["params_total"]), count(r["params_active"]),
-                                 num(r["kv_bytes_per_token"], 0), _mib(r["swa_max_bytes"]) if r["swa_max_bytes"]
-                                 else "-", _mib(r["state_bytes"]) if r["state_bytes"] else "-",
-                                 ", ".join(r["profiles"]) or "-"] for r in rows])])
+                               [[r.model.name, r.layers, count(r.model.params_total), count(r.model.params_active),
+                                 num(r.kv.kv_bytes_per_token, 0), _mib(r.kv.swa_max_bytes) if r.kv.swa_max_bytes
+                                 else "-", _mib(r.kv.state_bytes) if r.kv.state_bytes else "-",
+                                 ", ".join(f"{p.gpus}x{p.hardware}" for p in r.model.profiles) or "-"]
+                                for r in rows])])
 
 
-def emit_hardware(fmt: str, result: dict[str, Any]) -> None:
-    rows = result["hardware"]
+def emit_hardware(fmt: str, rows: tuple[GpuRow, ...]) -> None:
+    """`hardware`: each GPU's datasheet figures and where its efficiencies come from."""
+    gpus = [r.gpu for r in rows]
 
     def tf(x: float | None) -> str:
         return "-" if x is None else num(x / units.TFLOPS, 0)
 
     def tables():
         # provenance as numbered notes under the table: one long line per GPU would not fit 120 columns
-        notes = list(dict.fromkeys(r["efficiency_source"] for r in rows if r["efficiency_source"] != "default"))
+        notes = list(dict.fromkeys(g.efficiency.source for g in gpus if g.efficiency.source != "default"))
         caption = "\n".join(textwrap.fill(f"[{i}] {n}", width=WIDTH, subsequent_indent="    ")
                             for i, n in enumerate(notes, 1))
         return [table("GPUs (dense TFLOPS; scale-up per direction)",
                       ["gpu", "BF16 TF", "FP8 TF", "HBM GB", "HBM TB/s", "scale-up GB/s", "NIC Gbps", "$/h",
                        "efficiency"],
-                      [[r["name"], tf(r["bf16_flops"]), tf(r["fp8_flops"]), num(r["hbm_bytes"] / units.GB, 0),
-                        num(r["hbm_bytes_per_s"] / units.TB, 2), num(r["scaleup_bytes_per_s"] / units.GB, 0),
-                        "-" if r["nic_bytes_per_s"] is None
-                        else num(units.bytes_per_s_to_gbps(r["nic_bytes_per_s"]), 0),
-                        num(r["price_per_hour"]),
-                        "default" if r["efficiency_source"] == "default"
-                        else f"[{notes.index(r['efficiency_source']) + 1}]"] for r in rows],
+                      [[g.name, tf(g.bf16_flops), tf(g.fp8_flops), num(g.hbm_bytes / units.GB, 0),
+                        num(g.hbm_bytes_per_s / units.TB, 2), num(g.scaleup_bytes_per_s / units.GB, 0),
+                        "-" if g.nic_bytes_per_s is None else num(units.bytes_per_s_to_gbps(g.nic_bytes_per_s), 0),
+                        num(g.price_per_hour),
+                        "default" if g.efficiency.source == "default"
+                        else f"[{notes.index(g.efficiency.source) + 1}]"] for g in gpus],
                       caption=caption or None)]
 
-    emit(fmt, result, rows=rows, tables=tables)
+    payload = hardware_json(rows)
+    emit(fmt, payload, rows=payload["hardware"], tables=tables)
 
 
-def emit_model(fmt: str, r: dict[str, Any]) -> None:
+def emit_model(fmt: str, r: ModelShow) -> None:
+    """`model show`: KV per layer group, S_kv(l), the weights and the hybrid saving."""
+    m, kv = r.model, r.kv
+
     def tables():
-        state = f", state {r['state_dtype']}" if r["state_bytes"] else ""
-        out = [table(f"{r['name']}: {count(r['params_total'])} params, {count(r['params_active'])} active; "
-                     f"KV {r['kv_dtype']}{state}",
+        state = f", state {kv.state_dtype}" if kv.state_bytes else ""
+        out = [table(f"{m.name}: {count(m.params_total)} params, {count(m.params_active)} active; "
+                     f"KV {kv.kv_dtype}{state}",
                      ["layers", "kind", "KV B/token", "window tokens", "state MiB"],
-                     [[g["count"], g["kind"] + (f" ({g['variant']})" if g.get("variant") else ""),
-                       num(g["kv_bytes_per_token"], 0), g.get("sliding_window") or "-",
-                       _mib(g["state_bytes"]) if g["state_bytes"] else "-"] for g in r["layers"]],
-                     caption=r["source"])]
+                     [[x.group.count, str(x.group.kind) + (f" ({x.group.variant})" if getattr(x.group, "variant", None)
+                                                           else ""),
+                       num(x.kv_bytes_per_token, 0), getattr(x.group, "sliding_window", None) or "-",
+                       _mib(x.state_bytes) if x.state_bytes else "-"] for x in r.layers],
+                     caption=m.source)]
         out.append(table("S_kv(l) per request (MiB = 2^20 B; 1K = 1024 tokens)",
                          ["length tokens", "S_kv MiB"],
-                         [[units.format_length(s["length_tokens"]), _mib(s["kv_bytes"])] for s in r["s_kv"]]))
-        wf, ctx = r.get("weight_format"), r.get("max_position_embeddings")
-        out.append(textwrap.fill(f"Weights: {units.bytes_to_gib(r['weights_bytes']):,.1f} GiB, "
-                   + (f"{wf['name']} ({wf['expert_bytes']:.6g} B per expert weight, {wf['other_bytes']:.6g} B "
-                      "per other weight, scales included)" if wf else f"{r['weight_dtype']}")
+                         [[units.format_length(n), _mib(b)] for n, b in r.s_kv]))
+        wf, ctx = m.weight_format, m.max_position_embeddings
+        out.append(textwrap.fill(f"Weights: {units.bytes_to_gib(m.weights_bytes_total):,.1f} GiB, "
+                   + (f"{wf.name} ({wf.expert_bytes:.6g} B per expert weight, {wf.other_bytes:.6g} B "
+                      "per other weight, scales included)" if wf else f"{m.weight_dtype}")
                    + (f"; context {ctx:,} tokens (max_position_embeddings)." if ctx else "; context not given."),
                    width=WIDTH))
-        s = r["saving"]
+        s = r.saving
         if s is not None:
             out.append(
-                f"KV saving vs {s['reference']}: hybrid {s['hybrid_factor']:.2f}x "
-                f"({s['total_layers']} layers / {s['growing_layers']} with growing KV) x attention "
-                f"{s['attention_factor']:.2f}x per layer = {s['total_factor']:.1f}x less KV per token.")
+                f"KV saving vs {s.reference}: hybrid {s.hybrid_factor:.2f}x "
+                f"({s.total_layers} layers / {s.growing_layers} with growing KV) x attention "
+                f"{s.attention_factor:.2f}x per layer = {s.total_factor:.1f}x less KV per token.")
         return out
 
-    emit(fmt, r, rows=[{k: v for k, v in g.items()} for g in r["layers"]], tables=tables)
+    payload = model_show_json(r)
+    emit(fmt, payload, rows=list(payload["layers"]), tables=tables)
 
 
 def band(lo: float, hi: float, digits: int) -> str:
@@ -103,18 +113,22 @@ def stack_line(st: dict[str, Any]) -> str:
             f"x{st['prefill_band_p90']:.2f} of a modelled time ({st['band_from']}); measured rows are their own")
 
 
-def emit_stacks(fmt: str, r: dict[str, Any]) -> None:
-    def tables():
-        rows = [[s["name"] + (" (default)" if s["default"] else ""),
-                 s["engine"] if len(s["versions"]) > 16 else f"{s['engine']} {s['versions']}",
-                 ", ".join(s["gpus"]), num(s["points"], 0), num(s["sources"], 0),
-                 num(units.s_to_ms(s["prefill_overhead_s"]), 0),
-                 f"x{s['prefill_band_p10']:.2f}..x{s['prefill_band_p90']:.2f}"]
-                for s in r["stacks"]]
-        return [table("Serving-stack profiles (stacks/)", ["stack", "engine", "GPUs measured", "points", "sources",
-                                                           "prefill overhead ms", "P10-P90"], rows)]
+def emit_stacks(fmt: str, rows: tuple[StackRow, ...]) -> None:
+    """`stacks`: each profile's engine, the GPUs it was measured on, its fixed cost and P10-P90 band."""
 
-    emit(fmt, r, rows=r["stacks"], tables=tables)
+    def tables():
+        out = []
+        for r in rows:
+            st, (lo, hi) = r.stack, r.stack.band("prefill")
+            out.append([st.name + (" (default)" if r.default else ""),
+                        st.engine if len(st.versions) > 16 else f"{st.engine} {st.versions}",
+                        ", ".join(st.gpus), num(st.points, 0), num(st.sources, 0),
+                        num(units.s_to_ms(st.efficiency.prefill_overhead_s), 0), f"x{lo:.2f}..x{hi:.2f}"])
+        return [table("Serving-stack profiles (stacks/)", ["stack", "engine", "GPUs measured", "points", "sources",
+                                                           "prefill overhead ms", "P10-P90"], out)]
+
+    payload = stacks_json(rows)
+    emit(fmt, payload, rows=payload["stacks"], tables=tables)
 
 
 def emit_kv_rate(fmt: str, r: KvRateResult) -> None:
