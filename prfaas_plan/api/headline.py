@@ -5,23 +5,30 @@ for a topology."""
 from __future__ import annotations
 
 from prfaas_plan.api import topology
-from prfaas_plan.api.plan import plan
+from prfaas_plan.api.plan import Plan, plan
 from prfaas_plan.specs.results import TopologyRatios, site_point
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.sweep import PlanSummary
 
 
+def planned(sc: ScenarioSpec, methods: tuple[str, ...] | None = None) -> Plan | topology.TopologyPlan:
+    """The plan of either form under ``methods`` (default: the scenario's own only), searched once
+    per command (``api.context``): the one place that picks the one-site or the topology planner."""
+    methods = methods or (sc.search.method,)
+    return topology.plan(sc, methods=methods) if sc.multi_site else plan(sc, methods=methods)
+
+
 def headline(sc: ScenarioSpec) -> PlanSummary:
     """The plan under the scenario's own method (planned once per command: ``api.context``)."""
-    method = (sc.search.method,)
-    if sc.multi_site:
-        t = topology.plan(sc, methods=method).result
+    p = planned(sc)
+    if isinstance(p, topology.TopologyPlan):
+        t = p.result
         m = t.head
         return PlanSummary(point=m.best, usable_bytes_per_s=tuple(s.link_usable_bytes_per_s for s in t.sites),
                            cost=m.cost, ratios=m.ratios, homogeneous_lambda_max_rps=m.homogeneous.lambda_max_rps,
                            naive_lambda_max_rps=m.naive.lambda_max_rps,
                            independent_lambda_max_rps=m.independent.lambda_max_rps)
-    r = plan(sc, methods=method).result
+    r = p.result
     h = r.head
     return PlanSummary(point=site_point(r, h.best), usable_bytes_per_s=(r.link_usable_bytes_per_s,), cost=h.cost,
                        ratios=TopologyRatios(prfaas_vs_homogeneous=h.ratios.prfaas_vs_homogeneous,

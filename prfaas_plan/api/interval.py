@@ -42,8 +42,7 @@ def _dominant(binding: str, pre: tuple[float, float] | None, dec: tuple[float, f
 def lambda_interval(sc: ScenarioSpec, head_lambda: float, head_binding: str, head_cost: float | None,
                     sources: dict[str, str]) -> LambdaInterval:
     """Lambda_max at the P10-P90 ends of the modelled times (see the module docstring)."""
-    from prfaas_plan.api import plan as plan_one
-    from prfaas_plan.api import topology
+    from prfaas_plan.api.headline import headline
 
     pre, dec = bands(sc, sources)
     if pre is None and dec is None:
@@ -54,9 +53,8 @@ def lambda_interval(sc: ScenarioSpec, head_lambda: float, head_binding: str, hea
     for k in (1, 0):  # slow end (P90 factors) -> Lambda's P10; fast end -> its P90
         scale = (pre[k] if pre else 1.0, dec[k] if dec else 1.0)
         at = replace(sc, time_scale=scale)
-        planner = topology.plan if sc.multi_site else plan_one.plan
-        head = planner(at, methods=(sc.search.method,)).result.head
-        ends.append((head.best.lambda_max_rps, str(head.best.binding), head.cost.cost_per_million_requests))
+        h = headline(at)
+        ends.append((h.point.lambda_max_rps, h.point.binding, h.cost.cost_per_million_requests))
     (lo, b_lo, c_lo), (hi, b_hi, c_hi) = ends
     return LambdaInterval(lambda_p10_rps=lo, lambda_p90_rps=hi, cost_per_million_p10=c_hi, cost_per_million_p90=c_lo,
                           prefill_band=pre, decode_band=dec, dominant=_dominant(b_lo, pre, dec),

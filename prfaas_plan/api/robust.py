@@ -29,7 +29,8 @@ from typing import Any
 import numpy as np
 
 from prfaas_plan.api import topology as api_topology
-from prfaas_plan.api.plan import Plan, plan
+from prfaas_plan.api.headline import planned
+from prfaas_plan.api.plan import Plan
 from prfaas_plan.core import joint
 from prfaas_plan.core.stages import SiteModel, compute_bound, stage_bounds
 from prfaas_plan.core.throughput import Method
@@ -112,13 +113,6 @@ def at_bandwidths(sc: ScenarioSpec, bws: Sequence[float]) -> ScenarioSpec:
 
 def at_level(sc: ScenarioSpec, q: float) -> ScenarioSpec:
     return at_bandwidths(sc, bandwidths(sc, q))
-
-
-def _plan(sc: ScenarioSpec) -> Plan | api_topology.TopologyPlan:
-    """The headline method's plan (the baselines come with it; the other method is not searched)."""
-    if sc.multi_site:
-        return api_topology.plan(sc, methods=(sc.search.method,))
-    return plan(sc, methods=(sc.search.method,))
 
 
 # --- a held configuration across bandwidths
@@ -252,9 +246,9 @@ def robustness(sc: ScenarioSpec, headline: Plan | api_topology.TopologyPlan,
     if plan_at is not None and plan_at[0] not in LEVELS:
         levels.append(plan_at)
     levels.sort(key=lambda x: -x[1])
-    nominal = headline if at_q in (None, 0.5) else _plan(sc)
+    nominal = headline if at_q in (None, 0.5) else planned(sc)
     down = _down(sc, 0.1)
-    safe = headline if at_q == 0.1 else None if down else _plan(at_level(sc, 0.1))
+    safe = headline if at_q == 0.1 else None if down else planned(at_level(sc, 0.1))
     notes = () if safe is not None else (f"No safe plan: at P10 {down}.",)
     rate_given = sc.workload.rate_rps
     lam_nominal = nominal.result.head.best.lambda_max_rps
