@@ -25,6 +25,7 @@ from prfaas_plan.core.optimize import search
 from prfaas_plan.core.throughput import Method, routing
 from prfaas_plan.io.load import Catalog
 from prfaas_plan.io.scenario import load_scenario
+from prfaas_plan.report.plan_json import decode_json
 
 CAT = Catalog.default()
 MINIMAX = ["model=MiniMax-M2.5", "decode.mode=derived"]
@@ -101,7 +102,7 @@ def test_staging_never_raises_lambda(overrides):
     unstaged_rate = timing(sc).decode_rps_per_instance
     for m, mp in p.result.methods.items():
         assert mp.best.lambda_max_rps <= _unstaged(sc, Method(m)).lambda_max_rps * (1 + 1e-12)
-        assert mp.decode["rps_per_instance"] <= unstaged_rate
+        assert decode_json(mp.decode)["rps_per_instance"] <= unstaged_rate
         if mp.naive is not None:  # every request staged: naive heterogeneous at its own rate
             assert mp.naive.point.theta_pd_d_rps <= sc.local.instances * unstaged_rate * (1 + 1e-12)
 
@@ -115,8 +116,8 @@ def test_no_offload_no_staging():
         assert st.staging_s == 0.0 and st.factor == 1.0 and st.requests_per_s == t.decode_rps_per_instance
     hom = homogeneous(sc, sc.homogeneous, Method.EXACT).point
     assert hom.p_offload == 0.0 and hom.theta_pd_d_rps == hom.n_d * t.decode_rps_per_instance
-    d = staging.detail(t, sc, staging.site_staging(t, sc, None, Method.EXACT), lambda_rps=3.0, p_offload=0.0, n_d=4,
-                       rounds=1)
+    d = decode_json(staging.detail(t, sc, staging.site_staging(t, sc, None, Method.EXACT), lambda_rps=3.0,
+                                   p_offload=0.0, n_d=4, rounds=1))
     assert d["staged_requests_per_instance"] == 0.0 and d["bs_max_lost"] == 0.0 and d["bs_max"] == 21
 
 
@@ -126,7 +127,7 @@ def test_fixed_point_rate_is_r_d_at_the_plans_own_threshold(bandwidth):
     p = plan(sc)
     t = timing(sc)
     for m, mp in p.result.methods.items():
-        b, d = mp.best, mp.decode
+        b, d = mp.best, decode_json(mp.decode)
         pp, tau = _tau(sc, t, b.threshold_tokens, Method(m))
         hold = d["t_decode_s"] * L_OUT
         w = _weight(sc, t, b.threshold_tokens, Method(m))
@@ -139,7 +140,7 @@ def test_fixed_point_rate_is_r_d_at_the_plans_own_threshold(bandwidth):
         assert d["bs_max_lost"] == pytest.approx(d["bs_max_unstaged"] - d["bs_max"], abs=1e-12) and d["bs_max_lost"] > 0
         assert 2 <= d["staging_rounds"] <= staging.ROUNDS
         assert d["staged_requests_per_instance"] == pytest.approx(b.lambda_max_rps * pp * tau / b.n_d, rel=1e-9)
-    assert p.timing.decode_rps_per_instance == pytest.approx(p.result.decode["rps_per_instance"], rel=1e-12)
+    assert p.timing.decode_rps_per_instance == pytest.approx(p.result.decode.rps_per_instance, rel=1e-12)
 
 
 def test_fixed_point_per_site_of_a_topology():
@@ -147,7 +148,7 @@ def test_fixed_point_per_site_of_a_topology():
     tp = api_topology.plan(sc, methods=("paper",))
     m = tp.result.head
     for i, (sp, info) in enumerate(zip(m.best.sites, tp.result.sites, strict=True)):
-        d = info.decode
+        d = decode_json(info.decode)
         si = api_topology.site_scenario(sc, i)
         t = tp.timings[i]
         pp, tau = _tau(si, t, sp.threshold_tokens, Method.PAPER)
@@ -175,7 +176,7 @@ def test_pinned_decode_keeps_lambda_and_reports_staged_requests():
     p = plan(sc)
     t = timing(sc)
     for m, mp in p.result.methods.items():
-        b, d = mp.best, mp.decode
+        b, d = mp.best, decode_json(mp.decode)
         assert b.lambda_max_rps == _unstaged(sc, Method(m)).lambda_max_rps
         pp, tau = _tau(sc, t, b.threshold_tokens, Method(m))
         assert tau == pytest.approx(float(routing(sc.workload.lengths, t.curves, [b.threshold_tokens], Method(m))
@@ -186,10 +187,10 @@ def test_pinned_decode_keeps_lambda_and_reports_staged_requests():
         # internal-1t's 1 TB of weights do not fit 8xH20 in the decode model: no headroom to compare with
         assert d["bs_memory"] == 0 and d["memory_headroom"] is None and d["staging_exceeds_headroom"] is None
     # MiniMax-M2.5 pinned at BS_max 20: the model's memory allows 63, so 43 slots to spare
-    d = plan(_sc("model=MiniMax-M2.5", "link.bandwidth=5Gbps")).result.decode
+    d = decode_json(plan(_sc("model=MiniMax-M2.5", "link.bandwidth=5Gbps")).result.decode)
     assert (d["bs_memory"], d["memory_headroom"], d["staging_exceeds_headroom"]) == (63, 43, False)
     # pinned at its memory limit, the staged requests pass the headroom: said so
-    d = plan(_sc("model=MiniMax-M2.5", "decode.bs_max=63", "link.bandwidth=5Gbps")).result.decode
+    d = decode_json(plan(_sc("model=MiniMax-M2.5", "decode.bs_max=63", "link.bandwidth=5Gbps")).result.decode)
     assert d["memory_headroom"] == 0 and d["staged_requests_per_instance"] > 0 and d["staging_exceeds_headroom"]
 
 
@@ -198,7 +199,7 @@ def test_minimax_slow_link_loses_more_bs_max():
     for bw in ("5Gbps", "100Gbps"):
         sc = _sc(*TIGHT, f"link.bandwidth={bw}")
         r = plan(sc).result
-        d = r.decode
+        d = decode_json(r.decode)
         assert d["bs_max_unstaged"] == 21 and d["staging_binds"]
         lost[bw] = d["bs_max_lost"]
         lam[bw] = (_unstaged(sc, Method.PAPER).lambda_max_rps, r.head.best.lambda_max_rps)
@@ -208,7 +209,7 @@ def test_minimax_slow_link_loses_more_bs_max():
     assert lam["5Gbps"] == pytest.approx((2.4124, 2.1861), abs=1e-4)  # -9.4%: decode binds with staging
     assert lam["100Gbps"] == pytest.approx((3.6186, 3.4871), abs=1e-4)  # -3.6%
     # with memory to spare (memory_fraction 0.9: bs_memory 63 > bs_slo 38) nothing is lost, even on 5 Gbps
-    d = plan(_sc(*MINIMAX, "link.bandwidth=5Gbps")).result.decode
+    d = decode_json(plan(_sc(*MINIMAX, "link.bandwidth=5Gbps")).result.decode)
     assert d["bs_max_lost"] == 0.0 and d["bs_max"] == 38 and d["staged_requests_per_instance"] == pytest.approx(0.5)
 
 

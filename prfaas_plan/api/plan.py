@@ -22,6 +22,7 @@ from prfaas_plan.core.throughput import Curves, Method, OperatingPoint, operatin
 from prfaas_plan.core.timers import prefill_timer
 from prfaas_plan.core.timing import PrefillTimer, Source
 from prfaas_plan.errors import InfeasibleError, SpecError
+from prfaas_plan.specs.decode import DERIVED, PINNED, DecodeDetail, DecodeShape
 from prfaas_plan.specs.hardware import InstanceSpec
 from prfaas_plan.specs.results import (
     HomogeneousBaseline,
@@ -46,10 +47,10 @@ class Timing:
     curves: Curves
     sources: dict[str, str]
     decode_rps_per_instance: float
-    decode_detail: dict[str, Any]
+    decode_shape: DecodeShape
 
 
-def decode_rate(sc: ScenarioSpec, instance: InstanceSpec) -> tuple[float, dict[str, Any]]:
+def decode_rate(sc: ScenarioSpec, instance: InstanceSpec) -> tuple[float, DecodeShape]:
     """Per-instance decode throughput BS_max / (T_decode * L_out) in req/s (Eq. 5), pinned or derived;
     a derived one at the scenario's decode time scale (a step x longer serves 1/x the requests)."""
     tpot = sc.tpot_slo_s
@@ -60,7 +61,7 @@ def decode_rate(sc: ScenarioSpec, instance: InstanceSpec) -> tuple[float, dict[s
             raise InfeasibleError(
                 f"decode: pinned T_decode {units.s_to_ms(step):g} ms misses the SLO of "
                 f"{sc.decode_tokens_per_s:g} tokens/s ({units.s_to_ms(tpot):g} ms per token)", binding="decode")
-        return bs / (step * sc.workload.output_tokens), {"mode": "pinned", "bs_max": bs, "t_decode_s": step}
+        return bs / (step * sc.workload.output_tokens), DecodeShape(mode=PINNED, bs_max=bs, t_decode_s=step)
     from prfaas_plan.core.decode import decode_capacity
 
     context = decode_context(sc)
@@ -73,9 +74,9 @@ def decode_rate(sc: ScenarioSpec, instance: InstanceSpec) -> tuple[float, dict[s
             f"decode: no batch meets the SLO of {sc.decode_tokens_per_s:g} tokens/s "
             f"({units.s_to_ms(tpot):g} ms per token) on {instance.name} at {context:,.0f} tokens of context: {why}",
             binding="decode")
-    return cap.requests_per_s / sc.time_scale[1], {"mode": "derived", "bs_max": cap.bs_max, "t_decode_s": cap.step_s,
-                                "context_tokens": context, "bound_by": cap.binding, "bs_slo": cap.bs_slo,
-                                "bs_memory": cap.bs_memory}
+    return cap.requests_per_s / sc.time_scale[1], DecodeShape(
+        mode=DERIVED, bs_max=cap.bs_max, t_decode_s=cap.step_s, context_tokens=context, bound_by=cap.binding,
+        bs_slo=cap.bs_slo, bs_memory=cap.bs_memory)
 
 
 def timing(sc: ScenarioSpec, local: InstanceSpec | None = None, *, homogeneous: bool = False) -> Timing:
@@ -101,7 +102,7 @@ def _timing(sc: ScenarioSpec, local: InstanceSpec, *, homogeneous: bool) -> Timi
                  "kv bytes": "measured profile" if tp.kv_bytes is not None else "kv engine",
                  "stack": stack_names(sc.prfaas.instance, local)},
         decode_rps_per_instance=rate,
-        decode_detail=detail,
+        decode_shape=detail,
     )
 
 
@@ -203,7 +204,7 @@ def sum_price(*prices: float | None) -> float | None:
     return None if any(p is None for p in prices) else float(sum(p for p in prices if p is not None))
 
 
-def staged_search(sc: ScenarioSpec, t: Timing, space: Space, m: Method) -> tuple[Search, Timing, dict[str, Any]]:
+def staged_search(sc: ScenarioSpec, t: Timing, space: Space, m: Method) -> tuple[Search, Timing, DecodeDetail]:
     """The search at the decode rate with staging at its own threshold (``api.staging``'s fixed
     point), the timing with that rate and the plan's decode dict."""
 

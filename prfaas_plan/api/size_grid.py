@@ -78,7 +78,7 @@ def _decode(sc: ScenarioSpec, own: InstanceSpec, inst: InstanceSpec) -> tuple[fl
         rate, detail = decode_rate(sc, inst)
     except InfeasibleError as exc:
         return 0.0, "derived", str(exc)
-    return rate, str(detail["mode"]), ""
+    return rate, detail.mode, ""
 
 
 def laws(sc: ScenarioSpec, spec: SizingSpec) -> Laws:

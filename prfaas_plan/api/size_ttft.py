@@ -125,7 +125,7 @@ class _Search:
         if si.decode.pinned and not (inst.gpu.name.lower() == own.gpu.name.lower() and inst.gpus == own.gpus):
             si = replace(si, decode=DecodeSpec(memory_fraction=si.decode.memory_fraction))
         d = decode_rate(si, inst)[1]
-        return int(d["bs_max"]), float(d["t_decode_s"])
+        return int(d.bs_max), float(d.t_decode_s)
 
     def _start(self, law: SiteLaws, sz: ks.SiteSizes, j: int, k: int, col: int) -> _Start:
         m, tier = int(sz.tier[j, k]), self.laws.spec.tiers

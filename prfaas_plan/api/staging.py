@@ -27,6 +27,7 @@ from typing import Any, Protocol, TypeVar
 from prfaas_plan.core import kv
 from prfaas_plan.core.decode import DecodeStaging, decode_staging, memory_batch_limit, staging_time
 from prfaas_plan.core.throughput import Curves, Method, routing
+from prfaas_plan.specs.decode import DecodeDetail, DecodeShape
 from prfaas_plan.specs.scenario import ScenarioSpec
 
 ROUNDS = 4
@@ -44,7 +45,7 @@ class Timing(Protocol):
     @property
     def decode_rps_per_instance(self) -> float: ...
     @property
-    def decode_detail(self) -> dict[str, Any]: ...
+    def decode_shape(self) -> DecodeShape: ...
 
 
 def same(a: Sequence[float], b: Sequence[float]) -> bool:
@@ -80,11 +81,12 @@ def site_staging(timing: Timing, sc: ScenarioSpec, threshold: float | None, meth
         p, s_long, l_long = float(r.p[0]), float(r.s_long_bytes[0]), float(r.l_long[0])
     tau = staging_time(s_long, sc.link.usable_bytes_per_s, rtt_s=sc.link.rtt_s, handoff_s=sc.link.handoff_s) \
         if p > 0 else 0.0
-    d = timing.decode_detail
-    if d["mode"] != "derived":
+    d = timing.decode_shape
+    if not d.derived:
         return tau
-    return decode_staging(requests_per_s=timing.decode_rps_per_instance, bs_max=d["bs_max"], bs_memory=d["bs_memory"],
-                          step_s=d["t_decode_s"], output_tokens=sc.workload.output_tokens, p_offload=p,
+    assert d.bs_memory is not None
+    return decode_staging(requests_per_s=timing.decode_rps_per_instance, bs_max=d.bs_max, bs_memory=d.bs_memory,
+                          step_s=d.t_decode_s, output_tokens=sc.workload.output_tokens, p_offload=p,
                           staging_s=tau, slot_weight=slot_weight(sc, l_long) if p > 0 else 1.0)
 
 
@@ -105,24 +107,24 @@ def rate(timing: Timing, st: DecodeStaging | float) -> float:
 
 
 def detail(timing: Timing, sc: ScenarioSpec, st: DecodeStaging | float, *, lambda_rps: float, p_offload: float,
-           n_d: int, rounds: int) -> dict[str, Any]:
-    """The decode dict of a plan: the unstaged detail, the rate with staging and the staged
-    requests per instance at the plan, lambda p tau / N_d; derived: BS_max unstaged, staged
-    (the mean decoding batch r_d T_step L_out) and lost; pinned: what the decode model's memory
-    would allow beside BS_max, and whether the staged requests pass that headroom."""
-    d = dict(timing.decode_detail)
+           n_d: int, rounds: int) -> DecodeDetail:
+    """The decode of a plan: the unstaged shape, the rate with staging and the staged requests
+    per instance at the plan, lambda p tau / N_d; derived: BS_max staged (the mean decoding batch
+    r_d T_step L_out) and lost; pinned: what the decode model's memory would allow beside BS_max,
+    and whether the staged requests pass that headroom."""
+    d = timing.decode_shape
     tau = st.staging_s if isinstance(st, DecodeStaging) else st
     staged = min(lambda_rps * p_offload * tau / n_d, _FINITE) if n_d > 0 and p_offload > 0 else 0.0
-    out = d | {"rps_per_instance": rate(timing, st), "staging_s": tau, "staged_requests_per_instance": staged,
-               "staging_rounds": rounds}
+    common = {"shape": d, "rps_per_instance": rate(timing, st), "staging_s": tau,
+              "staged_requests_per_instance": staged, "staging_rounds": rounds}
     if isinstance(st, DecodeStaging):
         binds = st.factor < 1.0
-        return out | {"staged_slot_weight": st.slot_weight,
-                      "rps_per_instance_unstaged": timing.decode_rps_per_instance, "bs_max_unstaged": d["bs_max"],
-                      "bs_max": st.bs_staged if binds else d["bs_max"], "bs_max_lost": st.bs_lost if binds else 0.0,
-                      "staging_binds": binds}
+        return DecodeDetail(**common, staged_slot_weight=st.slot_weight,
+                            rps_per_instance_unstaged=timing.decode_rps_per_instance,
+                            bs_max_staged=st.bs_staged if binds else d.bs_max,
+                            bs_max_lost=st.bs_lost if binds else 0.0, staging_binds=binds)
     context = sc.workload.input_total_mean + sc.workload.output_tokens
     memory = memory_batch_limit(sc.model, sc.local.instance, context, memory_fraction=sc.decode.memory_fraction)
-    headroom = memory - d["bs_max"] if memory >= d["bs_max"] else None  # below a pinned BS_max: not this engine
-    return out | {"bs_memory": memory, "memory_headroom": headroom,
-                  "staging_exceeds_headroom": None if headroom is None else staged > headroom}
+    headroom = memory - d.bs_max if memory >= d.bs_max else None  # below a pinned BS_max: not this engine
+    return DecodeDetail(**common, bs_memory=memory, memory_headroom=headroom,
+                        staging_exceeds_headroom=None if headroom is None else staged > headroom)

@@ -37,14 +37,14 @@ def systems(sc: ScenarioSpec, *, which: tuple[str, ...] = (PRFAAS, HOMOGENEOUS, 
 def site_config(sc: ScenarioSpec, i: int, timing: Any, *, name: str, threshold: float | None, n_prfaas: int, n_p: int,
             n_d: int, capacity: float, binding: str, t_local: Any = None) -> SystemConfig:
     si = site_scenario(sc, i)
-    d = timing.decode_detail
+    d = timing.decode_shape
     return SystemConfig(name=name, threshold_tokens=threshold, n_prfaas=n_prfaas, n_p=n_p, n_d=n_d,
                         t_prfaas=timing.curves.t_prfaas if n_prfaas > 0 else None,
                         t_local=t_local if t_local is not None else timing.curves.t_local,
                         kv_bytes=timing.curves.s_kv, link_bytes_per_s=si.link.usable_bytes_per_s, rtt_s=si.link.rtt_s,
                         handoff_s=si.link.handoff_s,
                         n_layers=sc.model.num_hidden_layers, pipelining=sc.layerwise_pipelining,
-                        bs_max=int(d["bs_max"]), t_decode_s=float(d["t_decode_s"]),
+                        bs_max=int(d.bs_max), t_decode_s=float(d.t_decode_s),
                         output_tokens=si.workload.output_tokens, capacity_rps=capacity, capacity_binding=binding)
 
 

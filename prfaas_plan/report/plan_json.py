@@ -8,6 +8,7 @@ from dataclasses import asdict
 from typing import Any
 
 from prfaas_plan import units
+from prfaas_plan.specs.decode import DecodeDetail
 from prfaas_plan.specs.results import (
     HomogeneousBaseline,
     LambdaInterval,
@@ -78,6 +79,23 @@ def links_json(p: TopologyPoint, usable_bytes_per_s: Sequence[float]) -> dict[st
             for sp, usable in zip(p.sites, usable_bytes_per_s, strict=True)}
 
 
+def decode_json(d: DecodeDetail) -> dict[str, Any]:
+    """A plan's ``decode``: the shape (pinned or derived), the rate with staging and its detail."""
+    s = d.shape
+    out: dict[str, Any] = {"mode": s.mode, "bs_max": d.bs_max, "t_decode_s": s.t_decode_s}
+    if s.derived:
+        out |= {"context_tokens": s.context_tokens, "bound_by": s.bound_by, "bs_slo": s.bs_slo,
+                "bs_memory": s.bs_memory}
+    out |= {"rps_per_instance": d.rps_per_instance, "staging_s": d.staging_s,
+            "staged_requests_per_instance": d.staged_requests_per_instance, "staging_rounds": d.staging_rounds}
+    if d.staging_binds is not None:  # derived: the slots staging takes
+        return out | {"staged_slot_weight": d.staged_slot_weight,
+                      "rps_per_instance_unstaged": d.rps_per_instance_unstaged, "bs_max_unstaged": s.bs_max,
+                      "bs_max_lost": d.bs_max_lost, "staging_binds": d.staging_binds}
+    return out | {"bs_memory": d.bs_memory, "memory_headroom": d.memory_headroom,
+                  "staging_exceeds_headroom": d.staging_exceeds_headroom}
+
+
 def method_json(r: PlanResult, m: MethodPlan) -> dict[str, Any]:
     best = point_json(m.best) | {"cost_per_million_requests": m.cost.cost_per_million_requests,
                                  "price_per_hour": m.cost.price_per_hour,
@@ -87,7 +105,7 @@ def method_json(r: PlanResult, m: MethodPlan) -> dict[str, Any]:
             "baselines": {"homogeneous": homogeneous_json(m.homogeneous) if m.homogeneous else None,
                           "naive_heterogeneous": naive_json(m.naive) if m.naive else None},
             "ratios": ratios_json(m.ratios), "refined_threshold": m.refined_threshold, "evaluations": m.evaluations,
-            "search_s": m.search_s, "decode": dict(m.decode)}
+            "search_s": m.search_s, "decode": decode_json(m.decode)}
 
 
 def interval_json(iv: LambdaInterval) -> dict[str, Any]:
@@ -147,7 +165,7 @@ def plan_json(r: PlanResult) -> dict[str, Any]:
         "link": {"name": r.link, "bandwidth_gbps": units.bytes_per_s_to_gbps(r.link_bandwidth_bytes_per_s),
                  "usable_fraction": r.link_usable_fraction,
                  "usable_gbps": units.bytes_per_s_to_gbps(r.link_usable_bytes_per_s)},
-        "decode": dict(r.decode), "sources": dict(r.sources),
+        "decode": decode_json(r.decode), "sources": dict(r.sources),
         "search": {"thresholds": r.thresholds, "n_prfaas_options": r.n_prfaas_options,
                    "max_prfaas_instances": r.max_prfaas_instances, "splits": r.splits, "evaluations": r.evaluations,
                    "search_s": {k: v.search_s for k, v in r.methods.items()}},

@@ -7,6 +7,7 @@ from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.plan_json import (
+    decode_json,
     homogeneous_json,
     interval_json,
     links_json,
@@ -55,14 +56,14 @@ def method_json(r: TopologyPlanResult, m: TopologyMethodPlan) -> dict[str, Any]:
                                       for a in ind.alone}},
             "naive_heterogeneous": point_json(r, m.naive) | _priced(m.naive_cost)},
         "ratios": ratios, "refined_threshold": m.refined_threshold, "evaluations": m.evaluations,
-        "search_s": m.search_s, "decode": {site: dict(d) for site, d in m.decode.items()}}
+        "search_s": m.search_s, "decode": {site: decode_json(d) for site, d in m.decode.items()}}
 
 
 def _site_json(s: SiteInfo) -> dict[str, Any]:
     return {"hardware": s.pool.hardware, "gpus_per_instance": s.pool.gpus_per_instance,
             "instances": s.pool.instances, "demand_share": s.demand_share, "mean_input_tokens": s.mean_input_tokens,
             "mean_uncached_tokens": s.mean_uncached_tokens, "output_tokens": s.output_tokens,
-            "distribution": dict(s.distribution), "decode": dict(s.decode)}
+            "distribution": dict(s.distribution), "decode": decode_json(s.decode)}
 
 
 def topology_json(r: TopologyPlanResult) -> dict[str, Any]:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.plan_json import plan_json, prfaas_limited_by
 from prfaas_plan.report.render import BIG, emit, num, table
 from prfaas_plan.report.sweep_json import sweep_csv_rows, sweep_json
+from prfaas_plan.specs.decode import DecodeDetail
 from prfaas_plan.specs.results import LambdaInterval, MethodPlan, OperatingPoint, PlanResult
 from prfaas_plan.specs.robust import RateLevel, Robustness
 from prfaas_plan.specs.sweep import SweepResult
@@ -42,25 +43,24 @@ def x_text(v: float | None) -> str:
     return "-" if v is None else f"{v:.2f}x"
 
 
-def staging_line(d: Mapping[str, Any], where: str = "") -> str | None:
+def staging_line(d: DecodeDetail, where: str = "") -> str | None:
     """One line on decode staging (``api.staging``) where requests are staged; None where none are."""
-    staged = d.get("staged_requests_per_instance") or 0.0
+    staged = d.staged_requests_per_instance or 0.0
     if staged <= 0:
         return None
-    tau = d["staging_s"]
-    head = f"decode staging{where}: {staged:.3g} requests/instance staged (tau {tau:.3f} s, unloaded transfer)"
-    if d.get("staged_slot_weight") is not None:
-        head += f", {d['staged_slot_weight']:.2f} slots each"
-    if d.get("mode") == "derived":
-        if not d.get("bs_max_lost"):
-            return f"{head}; BS_max {num(d['bs_max'], 0)} kept"
-        return (f"{head}; BS_max {fixed(d['bs_max_unstaged'], 0)} -> {fixed(d['bs_max'], 2)} "
-                f"({fixed(d['bs_max_lost'], 2)} lost)")
-    room = d.get("memory_headroom")
+    head = (f"decode staging{where}: {staged:.3g} requests/instance staged (tau {d.staging_s:.3f} s, "
+            "unloaded transfer)")
+    if d.staged_slot_weight is not None:
+        head += f", {d.staged_slot_weight:.2f} slots each"
+    if d.shape.derived:
+        if not d.bs_max_lost:
+            return f"{head}; BS_max {num(d.bs_max, 0)} kept"
+        return f"{head}; BS_max {fixed(d.shape.bs_max, 0)} -> {fixed(d.bs_max, 2)} ({fixed(d.bs_max_lost, 2)} lost)"
+    room = d.memory_headroom
     if room is None:
-        return f"{head}; pinned BS_max {d['bs_max']}"
-    over = "more than" if d.get("staging_exceeds_headroom") else "within"
-    return f"{head}; pinned BS_max {d['bs_max']}, {over} the memory headroom of {room}"
+        return f"{head}; pinned BS_max {d.bs_max}"
+    over = "more than" if d.staging_exceeds_headroom else "within"
+    return f"{head}; pinned BS_max {d.bs_max}, {over} the memory headroom of {room}"
 
 
 def emit_plan(fmt: str, r: PlanResult) -> None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from prfaas_plan.specs.decode import DecodeDetail
 from prfaas_plan.specs.robust import RateLevel, Robustness
 
 
@@ -96,7 +97,7 @@ class MethodPlan:
     refined_threshold: bool
     evaluations: int
     search_s: float
-    decode: Mapping[str, Any] = field(default_factory=dict)
+    decode: DecodeDetail
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -149,7 +150,7 @@ class PlanResult:
     link_bandwidth_bytes_per_s: float
     link_usable_fraction: float
     link_usable_bytes_per_s: float
-    decode: Mapping[str, Any]
+    decode: DecodeDetail
     sources: Mapping[str, str]
     thresholds: int
     n_prfaas_options: int
@@ -261,7 +262,7 @@ class TopologyMethodPlan:
     refined_threshold: bool
     evaluations: int
     search_s: float
-    decode: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # per site, as MethodPlan.decode
+    decode: Mapping[str, DecodeDetail] = field(default_factory=dict)  # per site, as MethodPlan.decode
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -275,7 +276,7 @@ class SiteInfo:
     mean_uncached_tokens: float
     output_tokens: float
     distribution: Mapping[str, Any]
-    decode: Mapping[str, Any]
+    decode: DecodeDetail
     link: str
     link_bandwidth_bytes_per_s: float
     link_usable_fraction: float
