@@ -13,8 +13,8 @@ that rate already misses the bound.
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from prfaas_plan.core.throughput import Method, operating_point, routing
 from prfaas_plan.errors import InfeasibleError
 from prfaas_plan.specs.latency import SystemTiming
 from prfaas_plan.specs.scenario import ScenarioSpec
+from prfaas_plan.specs.slo import SloPlan, SloPoint
 from prfaas_plan.specs.system import SystemConfig
 
 SEARCH_NODES = 400  # quantile nodes per path while searching; the answer is re-evaluated with 2000
@@ -68,22 +69,23 @@ def _config(base: SystemConfig, sc: ScenarioSpec, t: Timing, threshold: float, n
                    capacity_rps=op.lambda_max_rps, capacity_binding=str(op.binding))
 
 
-def _result(sc: ScenarioSpec, c: SystemConfig, rate: float, bound: float, stat: str) -> dict[str, Any]:
+def _result(sc: ScenarioSpec, c: SystemConfig, rate: float, bound: float, stat: str) -> SloPoint:
     """The configuration at its rate, re-evaluated with the full node grid (the search used fewer
     nodes; where that moved the statistic past the bound, the rate is bisected down again)."""
     r = system_latency(sc, c, rate)
     if not _within(r, bound, stat):
         rate = bisect(lambda x: _within(system_latency(sc, c, x), bound, stat), rate * 0.9, rate, iterations=10)[0]
         r = system_latency(sc, c, rate)
-    return {"threshold_tokens": c.threshold_tokens, "n_prfaas": c.n_prfaas, "n_p": c.n_p, "n_d": c.n_d,
-            "lambda_ttft_rps": rate, "capacity_rps": c.capacity_rps, "load": rate / c.capacity_rps,
-            "binding": "ttft" if rate < c.capacity_rps * (1 - 1e-4) else c.capacity_binding,
-            "ttft_mean_s": r.ttft_mean_s, "ttft_p90_s": r.ttft_p90_s, "ttft_p99_s": r.ttft_p99_s,
-            "ttft_at_rate_s": statistic(r, stat)}
+    return SloPoint(threshold_tokens=c.threshold_tokens, n_prfaas=c.n_prfaas, n_p=c.n_p, n_d=c.n_d,
+                    lambda_ttft_rps=rate, capacity_rps=c.capacity_rps, load=rate / c.capacity_rps,
+                    binding="ttft" if rate < c.capacity_rps * (1 - 1e-4) else c.capacity_binding,
+                    ttft_mean_s=r.ttft_mean_s, ttft_p90_s=r.ttft_p90_s, ttft_p99_s=r.ttft_p99_s,
+                    ttft_at_rate_s=statistic(r, stat))
 
 
-def bounded(sc: ScenarioSpec, t: Timing, res: Search) -> dict[str, Any]:
+def bounded(sc: ScenarioSpec, t: Timing, res: Search) -> SloPlan:
     """PrfaaS-PD and the baselines under the TTFT SLO; raises InfeasibleError if nothing meets it."""
+    t0 = time.perf_counter()
     bound, stat = sc.ttft_slo_s, sc.ttft_statistic
     assert bound is not None
     configs = systems(sc)
@@ -132,7 +134,8 @@ def bounded(sc: ScenarioSpec, t: Timing, res: Search) -> dict[str, Any]:
         r2 = max_rate(sc, cand, bound, stat, floor=rate) if cand.capacity_rps > rate else None
         if r2 is not None and r2 > rate:
             rate, c = r2, cand
-    out = {"bound_s": bound, "statistic": stat, "prfaas": _result(sc, c, rate, bound, stat)}
+    prfaas = _result(sc, c, rate, bound, stat)
+    out: dict[str, SloPoint | None] = {}
     for name in (HOMOGENEOUS, NAIVE):
         if name not in configs:
             out[name] = None
@@ -149,7 +152,7 @@ def bounded(sc: ScenarioSpec, t: Timing, res: Search) -> dict[str, Any]:
         else:
             out[name] = None
     hom = out[HOMOGENEOUS]
-    out["ratios"] = {"prfaas_vs_homogeneous": out["prfaas"]["lambda_ttft_rps"] / hom["lambda_ttft_rps"]
-                     if hom else None}
-    return out
+    return SloPlan(bound_s=bound, statistic=stat, prfaas=prfaas, homogeneous=hom, naive_heterogeneous=out[NAIVE],
+                   prfaas_vs_homogeneous=prfaas.lambda_ttft_rps / hom.lambda_ttft_rps if hom else None,
+                   search_s=time.perf_counter() - t0)
 

@@ -21,6 +21,7 @@ from prfaas_plan.specs.results import (
     site_point,
 )
 from prfaas_plan.specs.robust import RateLevel, Robustness
+from prfaas_plan.specs.slo import SloPlan, SloPoint
 
 
 def prfaas_limited_by(op: OperatingPoint) -> str | None:
@@ -77,6 +78,17 @@ def links_json(p: TopologyPoint, usable_bytes_per_s: Sequence[float]) -> dict[st
                       "utilization": sp.link_utilization, "theta_link_rps": sp.theta_link_rps,
                       "usable_gbps": units.bytes_per_s_to_gbps(usable)}
             for sp, usable in zip(p.sites, usable_bytes_per_s, strict=True)}
+
+
+def slo_point_json(p: SloPoint | None) -> dict[str, Any] | None:
+    return None if p is None else asdict(p)
+
+
+def slo_json(s: SloPlan) -> dict[str, Any]:
+    """``ttft_slo`` of one PD site: each system under the SLO and the gain over homogeneous PD."""
+    return {"bound_s": s.bound_s, "statistic": s.statistic, "prfaas": slo_point_json(s.prfaas),
+            "homogeneous": slo_point_json(s.homogeneous), "naive_heterogeneous": slo_point_json(s.naive_heterogeneous),
+            "ratios": {"prfaas_vs_homogeneous": s.prfaas_vs_homogeneous}, "search_s": s.search_s}
 
 
 def decode_json(d: DecodeDetail) -> dict[str, Any]:
@@ -171,7 +183,7 @@ def plan_json(r: PlanResult) -> dict[str, Any]:
                    "search_s": {k: v.search_s for k, v in r.methods.items()}},
     }
     if r.ttft_slo is not None:
-        out["ttft_slo"] = dict(r.ttft_slo)
+        out["ttft_slo"] = slo_json(r.ttft_slo)
     if r.robustness is not None:
         out["robustness"] = robustness_json(r.robustness)
     if r.interval is not None:

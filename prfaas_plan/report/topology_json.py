@@ -22,6 +22,7 @@ from prfaas_plan.specs.results import (
     TopologyPlanResult,
     TopologyPoint,
 )
+from prfaas_plan.specs.slo import TopologySloPlan
 
 
 def point_json(r: TopologyPlanResult, p: TopologyPoint) -> dict[str, Any]:
@@ -66,6 +67,18 @@ def _site_json(s: SiteInfo) -> dict[str, Any]:
             "distribution": dict(s.distribution), "decode": decode_json(s.decode)}
 
 
+def topology_slo_json(s: TopologySloPlan) -> dict[str, Any]:
+    """``ttft_slo`` of a topology: each system held at its throughput configuration, every site's TTFT."""
+    out: dict[str, Any] = {"bound_s": s.bound_s, "statistic": s.statistic, "every_site": True,
+                           "configuration": "each system's throughput-best, held"}
+    for name, x in s.systems:
+        out[name] = None if x is None else {
+            "lambda_ttft_rps": x.lambda_ttft_rps, "capacity_rps": x.capacity_rps, "load": x.load, "binding": x.binding,
+            "sites": {k: {"ttft_mean_s": t.ttft_mean_s, "ttft_p90_s": t.ttft_p90_s, "ttft_p99_s": t.ttft_p99_s}
+                      for k, t in x.sites.items()}}
+    return out | {"ratios": {"prfaas_vs_homogeneous": s.prfaas_vs_homogeneous}}
+
+
 def topology_json(r: TopologyPlanResult) -> dict[str, Any]:
     methods = {name: method_json(r, m) for name, m in r.methods.items()}
     head = methods[r.method]
@@ -87,7 +100,7 @@ def topology_json(r: TopologyPlanResult) -> dict[str, Any]:
                    "scaling": "sum of the sites' grids per PrfaaS size (core.joint)"},
     }
     if r.ttft_slo is not None:
-        out["ttft_slo"] = dict(r.ttft_slo)
+        out["ttft_slo"] = topology_slo_json(r.ttft_slo)
     if r.robustness is not None:
         out["robustness"] = robustness_json(r.robustness)
     if r.interval is not None:

@@ -12,6 +12,7 @@ from prfaas_plan.report.sweep_json import sweep_csv_rows, sweep_json
 from prfaas_plan.specs.decode import DecodeDetail
 from prfaas_plan.specs.results import LambdaInterval, MethodPlan, OperatingPoint, PlanResult
 from prfaas_plan.specs.robust import RateLevel, Robustness
+from prfaas_plan.specs.slo import SloPlan
 from prfaas_plan.specs.sweep import SweepResult
 
 
@@ -161,20 +162,19 @@ def _systems(m: MethodPlan) -> list[list[str]]:
     ]
 
 
-def _slo_table(slo: Any, planned: RateLevel | None = None) -> Any:
+def _slo_table(slo: SloPlan, planned: RateLevel | None = None) -> Any:
     rows = []
-    for name, label in (("prfaas", "PrfaaS-PD"), ("homogeneous", "Homogeneous PD"),
-                        ("naive_heterogeneous", "Naive heterogeneous")):
-        d = slo.get(name)
+    for d, label in ((slo.prfaas, "PrfaaS-PD"), (slo.homogeneous, "Homogeneous PD"),
+                     (slo.naive_heterogeneous, "Naive heterogeneous")):
         if d is None:
             rows.append([label, "-", "-", "none", "-", "misses the bound even at zero load", "ttft"])
             continue
-        t_txt = "-" if d["threshold_tokens"] in (None, 0.0) else t_text(d["threshold_tokens"])
-        rows.append([label, t_txt, f"{d['n_prfaas']}/{d['n_p']}/{d['n_d']}", fixed(d["lambda_ttft_rps"], 3),
-                     fixed(d["capacity_rps"], 3), f"{fixed(d['ttft_mean_s'], 2)} / {fixed(d['ttft_p90_s'], 2)} / "
-                     f"{fixed(d['ttft_p99_s'], 2)}", d["binding"]])
-    ratio = slo["ratios"].get("prfaas_vs_homogeneous")
-    title = f"Under the TTFT SLO: {slo['statistic']} TTFT <= {slo['bound_s']:g} s (analytic latency model)"
+        t_txt = "-" if d.threshold_tokens in (None, 0.0) else t_text(d.threshold_tokens)
+        rows.append([label, t_txt, f"{d.n_prfaas}/{d.n_p}/{d.n_d}", fixed(d.lambda_ttft_rps, 3),
+                     fixed(d.capacity_rps, 3), f"{fixed(d.ttft_mean_s, 2)} / {fixed(d.ttft_p90_s, 2)} / "
+                     f"{fixed(d.ttft_p99_s, 2)}", d.binding])
+    ratio = slo.prfaas_vs_homogeneous
+    title = f"Under the TTFT SLO: {slo.statistic} TTFT <= {slo.bound_s:g} s (analytic latency model)"
     caption = [] if ratio is None else [f"PrfaaS-PD vs homogeneous under the SLO: {x_text(ratio)}"]
     if planned is not None:
         caption.append(f"rate: the busy window's, held ({planned.label.upper()} of the trace's windowed rate); the "

@@ -21,6 +21,7 @@ from prfaas_plan.report.views_plan import (
 from prfaas_plan.sim.result import TopologySimulateRun
 from prfaas_plan.specs.latency import SystemTiming, TopologyLatencyResult
 from prfaas_plan.specs.results import TopologyMethodPlan, TopologyPlanResult, TopologyPoint
+from prfaas_plan.specs.slo import TopologySloPlan
 from prfaas_plan.specs.sweep import SweepResult
 
 
@@ -67,16 +68,16 @@ def _systems(m: TopologyMethodPlan) -> list[list[str]]:
     ]
 
 
-def _slo_rows(slo: Any) -> list[list[str]]:
+def _slo_rows(slo: TopologySloPlan) -> list[list[str]]:
     rows = []
     for key in ("prfaas", "homogeneous", "naive_heterogeneous"):
-        d = slo.get(key)
+        d = slo.of(key)
         if d is None:
             rows.append([SYSTEM_NAMES[key], "none", "-", "misses the bound even at zero load"])
             continue
-        worst = max(v["ttft_p90_s"] if slo["statistic"] == "p90" else v["ttft_mean_s"] for v in d["sites"].values())
-        rows.append([SYSTEM_NAMES[key], fixed(d["lambda_ttft_rps"], 3), fixed(d["capacity_rps"], 3),
-                     f"{d['binding']} (worst site {fixed(worst, 2)} s)"])
+        worst = max(v.ttft_p90_s if slo.statistic == "p90" else v.ttft_mean_s for v in d.sites.values())
+        rows.append([SYSTEM_NAMES[key], fixed(d.lambda_ttft_rps, 3), fixed(d.capacity_rps, 3),
+                     f"{d.binding} (worst site {fixed(worst, 2)} s)"])
     return rows
 
 
@@ -104,7 +105,7 @@ def _tables(r: TopologyPlanResult) -> list[Any]:
                                               f"homogeneous PD ({homog})", "naive heterogeneous"], _systems(m),
                      caption=caption))
     if r.ttft_slo is not None:
-        out.append(table(f"Under the TTFT SLO: {r.ttft_slo['statistic']} TTFT <= {r.ttft_slo['bound_s']:g} s at every "
+        out.append(table(f"Under the TTFT SLO: {r.ttft_slo.statistic} TTFT <= {r.ttft_slo.bound_s:g} s at every "
                          "site (throughput-best configurations held)", ["system", "rate req/s", "capacity req/s",
                                                                         "bound by"], _slo_rows(r.ttft_slo)))
     if r.robustness is not None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from prfaas_plan.specs.decode import DecodeDetail
 from prfaas_plan.specs.robust import RateLevel, Robustness
+from prfaas_plan.specs.slo import SloPlan, TopologySloPlan
 
 
 class Binding(StrEnum):
@@ -157,7 +158,7 @@ class PlanResult:
     max_prfaas_instances: int
     splits: int
     evaluations: int
-    ttft_slo: Mapping[str, Any] | None = field(default=None)
+    ttft_slo: SloPlan | None = field(default=None)
     robustness: Robustness | None = None  # a link's bandwidth as a law (api.robust)
     interval: LambdaInterval | None = None  # Lambda_max at the stack's P10-P90 (api.interval)
     planned_rate: RateLevel | None = None  # --plan-at rate=pNN: the trace's window planned for
@@ -298,7 +299,7 @@ class TopologyPlanResult:
     sources: Mapping[str, str]
     thresholds: int
     n_prfaas_options: int
-    ttft_slo: Mapping[str, Any] | None = field(default=None)
+    ttft_slo: TopologySloPlan | None = field(default=None)
     robustness: Robustness | None = None  # a link's bandwidth as a law (api.robust)
     interval: LambdaInterval | None = None  # Lambda_max at the stack's P10-P90 (api.interval)
     planned_rate: RateLevel | None = None  # --plan-at rate=pNN: the trace's window planned for
