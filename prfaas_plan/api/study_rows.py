@@ -1,9 +1,10 @@
 """One study point's headline figures, per command: the columns of its row and how to fill them.
 
-Each command's row holds what its own JSON reports first (``optimize``: Lambda_max, t, the split,
-what binds, cost, the gain over homogeneous PD; ``size``: the cheapest fleet's cost and saving;
-``latency`` / ``simulate``: TTFT quantiles and link utilisation), flattened to typed columns.
-A topology's per-site figures go in ``splits`` as text ("region-a t=1,024 N_p/N_d=3/5; ...").
+Each command's row holds what it reports first (``optimize``: Lambda_max, t, the split, what binds,
+cost, the gain over homogeneous PD; ``size``: the cheapest fleet's cost and saving; ``latency`` /
+``simulate``: TTFT quantiles and link utilisation) in typed columns, read from its typed result
+(``size``'s still from its JSON, ``report.size_json``). A topology's per-site figures go in
+``splits`` as text ("region-a t=1,024 N_p/N_d=3/5; ...").
 """
 
 from __future__ import annotations
