@@ -134,7 +134,7 @@ def report(ref: str | None, catalog: Any, *, overrides: list[str] | None = None,
         except (SpecError, InfeasibleError) as exc:
             notes.setdefault("sweep", []).append(left_out(f"The sweep of {key}", exc, overrides))
 
-    latency, latency_payload, cdf = _latency(sc, clock, notes)
+    latency, cdf = _latency(sc, clock, notes)
     hook("cdf", cdf)
     model, kv_rate = _kv(sc, catalog, clock, notes)
     out: dict[str, Any] = {}
@@ -171,7 +171,7 @@ def report(ref: str | None, catalog: Any, *, overrides: list[str] | None = None,
     return ReportData(scenario=sc, command=command, version=__version__, overrides=tuple(overrides),
                       trace=_trace_text(trace),
                       plan=plan.result, figure5=fig5, sweeps=tuple(sweeps),
-                      latency=latency, latency_payload=latency_payload, latency_load=LATENCY_LOAD, cdf=cdf,
+                      latency=latency, latency_load=LATENCY_LOAD, cdf=cdf,
                       model=model, kv_rate=kv_rate, notes=notes, timings_s=clock.times, **out)
 
 
@@ -191,26 +191,23 @@ def left_out(part: str, exc: PrfaasError, overrides: Sequence[str]) -> str:
     return f"{part} is left out: {kind}: {text}"
 
 
-def _latency(sc: ScenarioSpec, clock: _Clock, notes: dict[str, list[str]]) -> tuple[Any, dict[str, Any], Any]:
-    from prfaas_plan.report.latency_json import latency_json, topology_latency_json
-
+def _latency(sc: ScenarioSpec, clock: _Clock, notes: dict[str, list[str]]) -> tuple[Any, Any]:
+    """`latency --load 0.8` and its analytic TTFT CDF; (None, None) and a note where it is infeasible."""
     try:
         if sc.multi_site:
             from prfaas_plan.api import topology_systems
 
             r = clock("latency", topology_systems.latency, sc, load=LATENCY_LOAD)
-            payload = topology_latency_json(r)
         else:
             from prfaas_plan.api import latency as api_latency
             from prfaas_plan.api.sim import trace_check
 
             r = clock("latency", api_latency.latency, sc, load=LATENCY_LOAD)
             r = clock("trace check", trace_check, sc, r)  # a trace: replayed, the analytic P90 held against it
-            payload = latency_json(r)
     except InfeasibleError as exc:
         notes.setdefault("latency", []).append(left_out("The analytic TTFT (`prfaas-plan latency`)", exc, ()))
-        return None, {}, None
-    return r, payload, clock("ttft cdf", ttft_cdf, sc, r.rate_rps, r.load)
+        return None, None
+    return r, clock("ttft cdf", ttft_cdf, sc, r.rate_rps, r.load)
 
 
 def _kv(sc: ScenarioSpec, catalog: Any, clock: _Clock, notes: dict[str, list[str]]) -> tuple[Any, Any]:
@@ -239,21 +236,18 @@ def _simulate(sc: ScenarioSpec, clock: _Clock, notes: dict[str, list[str]]) -> d
     try:
         if sc.multi_site:
             from prfaas_plan.api import topology_sim
-            from prfaas_plan.report.sim_json import topology_simulate_json
 
             run = clock("simulate", topology_sim.simulate, sc, **args.keywords())
-            payload = topology_simulate_json(run)
         else:
             from prfaas_plan.api import sim as api_sim
 
             run = clock("simulate", api_sim.run_systems, sc, **args.keywords())
-            payload = run.payload
     except (SpecError, InfeasibleError) as exc:
         notes.setdefault("latency", []).append(left_out("The simulated TTFT (`prfaas-plan simulate`)", exc, ()))
         return {}
     typed = run if sc.multi_site else run.result
     requests = typed.requests if sc.workload.trace is None else None  # None: the whole trace
-    return {"simulation": run, "simulation_payload": payload, "simulation_requests": requests}
+    return {"simulation": run, "simulation_requests": requests}
 
 
 def _trace_stats(trace: Any, clock: _Clock, notes: dict[str, list[str]]) -> Any:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -28,8 +27,8 @@ WARMUP_FRACTION = 0.1
 @dataclass(frozen=True)
 class SimRun:
     """``result``: the typed run (``sim.result.SimulateRun``; per system its ``SimResult`` with
-    histograms, the link utilisation series and, if asked, per-request records); ``payload`` its
-    JSON, written at the edge (``report.sim_json``)."""
+    histograms, the link utilisation series and, if asked, per-request records); its JSON is written
+    at the edge (``report.sim_json.simulate_json``), by the view that prints it."""
 
     result: SimulateRun
     scenario: ScenarioSpec
@@ -37,12 +36,6 @@ class SimRun:
     @property
     def results(self) -> dict[str, SimResult]:
         return {name: s.result for name, s in self.result.systems.items()}
-
-    @cached_property
-    def payload(self) -> dict[str, Any]:
-        from prfaas_plan.report.sim_json import simulate_json
-
-        return simulate_json(self.result)
 
 
 def no_span_error(sc: ScenarioSpec, rate_rps: float | None, load: float | None) -> SpecError:
@@ -144,10 +137,12 @@ def simulate_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: f
     it. Top-level keys describe PrfaaS-PD (TTFT mean and percentiles, TPOT, per path,
     throughput, link utilisation, prefix hit rate); ``systems`` holds every system with its
     capacity and the analytic TTFT at the same rate; ``sim`` the run's size and speed.
-    :func:`run_systems` also returns the histograms and series for plots.
+    :func:`run_systems` returns the typed run (histograms and series for plots).
     """
-    return run_systems(sc, rate_rps=rate_rps, load=load, n_requests=n_requests, duration_s=duration_s,
-                       seed=seed, records=records, which=which, control=control).payload
+    from prfaas_plan.report.sim_json import simulate_json
+
+    return simulate_json(run_systems(sc, rate_rps=rate_rps, load=load, n_requests=n_requests, duration_s=duration_s,
+                                     seed=seed, records=records, which=which, control=control).result)
 
 
 def trace_check(sc: ScenarioSpec, r: LatencyResult) -> LatencyResult:

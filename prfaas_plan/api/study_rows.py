@@ -1,18 +1,25 @@
 """One study point's headline figures, per command: the columns of its row and how to fill them.
 
-Each command's row holds what its own JSON reports first (``optimize``: Lambda_max, t, the split,
-what binds, cost, the gain over homogeneous PD; ``size``: the cheapest fleet's cost and saving;
-``latency`` / ``simulate``: TTFT quantiles and link utilisation), flattened to typed columns.
-A topology's per-site figures go in ``splits`` as text ("region-a t=1,024 N_p/N_d=3/5; ...").
+Each command's row holds what it reports first (``optimize``: Lambda_max, t, the split, what binds,
+cost, the gain over homogeneous PD; ``size``: the cheapest fleet's cost and saving; ``latency`` /
+``simulate``: TTFT quantiles and link utilisation) in typed columns, read from its typed result
+(``size``'s still from its JSON, ``report.size_json``). A topology's per-site figures go in
+``splits`` as text ("region-a t=1,024 N_p/N_d=3/5; ...").
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from prfaas_plan import units
 from prfaas_plan.api.context import planning
+from prfaas_plan.report.render import finite
 from prfaas_plan.specs.scenario import ScenarioSpec
+
+if TYPE_CHECKING:  # names for annotations only: the runs are imported where a point runs them
+    from prfaas_plan.sim.result import SimulateRun, TopologySimulateRun
+    from prfaas_plan.specs.latency import LatencyResult, SystemTiming, TopologyLatencyResult
 
 Columns = list[tuple[str, str]]
 
@@ -34,10 +41,6 @@ LATENCY: Columns = [*_TTFT, ("capacity_rps", "float"), ("stable", "bool"),
 SIMULATE: Columns = [*_TTFT, ("throughput_rps", "float"), ("completed", "int"),
                      ("homogeneous_ttft_p90_s", "float")]
 COLUMNS = {"optimize": OPTIMIZE, "size": SIZE, "latency": LATENCY, "simulate": SIMULATE}
-
-
-def _pick(d: dict[str, Any] | None, cols: Columns) -> dict[str, Any]:
-    return {} if not d else {k: d.get(k) for k, _ in cols if k in d}
 
 
 def optimize_row(sc: ScenarioSpec) -> dict[str, Any]:
@@ -95,45 +98,60 @@ def run_args(options: dict[str, Any]) -> Any:
 
 
 def latency_row(sc: ScenarioSpec, options: dict[str, Any]) -> dict[str, Any]:
-    from prfaas_plan.api import latency
-    from prfaas_plan.report.latency_json import latency_json
+    """`latency`'s headline, one PD site or several alike: PrfaaS-PD's analytic TTFT at the shared rate,
+    its link utilisation (a topology's busiest link, as optimize's row), and homogeneous PD's P90."""
+    from prfaas_plan.api.systems import HOMOGENEOUS, PRFAAS
 
     args = run_args(options)
     if sc.multi_site:
         from prfaas_plan.api import topology_systems
-        from prfaas_plan.report.latency_json import topology_latency_json
 
-        d = topology_latency_json(topology_systems.latency(sc, rate_rps=args.rate_rps, load=args.load))
+        r: LatencyResult | TopologyLatencyResult = topology_systems.latency(sc, rate_rps=args.rate_rps,
+                                                                             load=args.load)
+        sites: Iterable[SystemTiming] = r.systems[PRFAAS].sites.values()
     else:
-        d = latency_json(latency.latency(sc, rate_rps=args.rate_rps, load=args.load))
-    return _ttft(d, LATENCY)
+        from prfaas_plan.api import latency
+
+        r = latency.latency(sc, rate_rps=args.rate_rps, load=args.load)
+        sites = (r.systems[PRFAAS],)
+    t, hom = r.systems[PRFAAS], r.systems.get(HOMOGENEOUS)
+    # as `latency` reports them: an unstable site has no link utilisation (its queues grow without bound)
+    links = [s.link_utilization for s in sites if s.stable]
+    return {"rate_rps": r.rate_rps, "load": r.load, "ttft_mean_s": t.ttft_mean_s, "ttft_p50_s": t.ttft_p50_s,
+            "ttft_p90_s": t.ttft_p90_s, "ttft_p99_s": t.ttft_p99_s, "link_utilization": _busiest(links),
+            "capacity_rps": t.capacity_rps, "stable": t.stable,
+            "homogeneous_ttft_p90_s": None if hom is None else hom.ttft_p90_s}
 
 
 def simulate_row(sc: ScenarioSpec, options: dict[str, Any]) -> dict[str, Any]:
+    """`simulate`'s headline, one PD site or several alike: PrfaaS-PD's simulated TTFT, throughput and
+    link utilisation (a topology's busiest link), and homogeneous PD's simulated P90."""
+    from prfaas_plan.api.systems import HOMOGENEOUS, PRFAAS
+
     args = run_args(options)
     if sc.multi_site:
         from prfaas_plan.api import topology_sim
-        from prfaas_plan.report.sim_json import topology_simulate_json
 
-        d = topology_simulate_json(topology_sim.simulate(sc, **args.keywords()))
+        r: SimulateRun | TopologySimulateRun = topology_sim.simulate(sc, **args.keywords())
+        links = [s.link_utilization for s in r.systems[PRFAAS].result.sites.values()]
     else:
         from prfaas_plan.api import sim
 
-        d = sim.run_systems(sc, **args.keywords()).payload
-    return _ttft(d, SIMULATE)
+        r = sim.run_systems(sc, **args.keywords()).result
+        links = [r.systems[PRFAAS].result.link_utilization]
+    res, hom = r.systems[PRFAAS].result, r.systems.get(HOMOGENEOUS)
+    h = res.ttft
+    return {"rate_rps": r.rate_rps, "load": r.load, "ttft_mean_s": finite(h.mean),
+            "ttft_p50_s": finite(h.quantile(0.5)), "ttft_p90_s": finite(h.quantile(0.9)),
+            "ttft_p99_s": finite(h.quantile(0.99)), "link_utilization": _busiest(links),
+            "throughput_rps": finite(res.throughput_rps), "completed": res.completed,
+            "homogeneous_ttft_p90_s": None if hom is None else finite(hom.result.ttft.quantile(0.9))}
 
 
-def _ttft(d: dict[str, Any], cols: Columns) -> dict[str, Any]:
-    systems = d.get("systems") or {}
-    head = systems.get("prfaas") or d
-    row = _pick(head, cols) | {k: d[k] for k in ("rate_rps", "load") if d.get(k) is not None}
-    sites = [s for s in (head.get("sites") or {}).values() if isinstance(s, dict)]
-    util = [s["link_utilization"] for s in sites if s.get("link_utilization") is not None]
-    if row.get("link_utilization") is None and util:  # a topology: its busiest link, as optimize's row
-        row["link_utilization"] = max(util)
-    hom = systems.get("homogeneous")
-    row["homogeneous_ttft_p90_s"] = hom.get("ttft_p90_s") if isinstance(hom, dict) else None
-    return row
+def _busiest(utilizations: Iterable[float | None]) -> float | None:
+    """The highest of the links' utilisations that are known; None if none is."""
+    known = [u for u in map(finite, utilizations) if u is not None]
+    return max(known) if known else None
 
 
 def row(command: str, sc: ScenarioSpec, options: dict[str, Any]) -> dict[str, Any]:

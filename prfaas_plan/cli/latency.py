@@ -58,22 +58,16 @@ def latency(
                          trace=trace_arg(trace, trace_format, model_filter))
     if isinstance(sc, FleetSpec):
         from prfaas_plan.api.fleet_latency import latency as fleet_latency
-        from prfaas_plan.report.fleet_latency_json import fleet_latency_json
         from prfaas_plan.report.views_fleet_latency import emit_fleet_latency
 
-        fr = fleet_latency(sc, rate_rps=rate, load=load)
-        emit_fleet_latency(fmt, fr, fleet_latency_json(fr))
+        emit_fleet_latency(fmt, fleet_latency(sc, rate_rps=rate, load=load))
         return
     if sc.multi_site:
         from prfaas_plan.api import topology_systems
-        from prfaas_plan.report.latency_json import topology_latency_json
         from prfaas_plan.report.views_topology import emit_topology_latency
 
-        tr = topology_systems.latency(sc, rate_rps=rate, load=load)
-        emit_topology_latency(fmt, tr, topology_latency_json(tr))
+        emit_topology_latency(fmt, topology_systems.latency(sc, rate_rps=rate, load=load))
         return
     from prfaas_plan.api.sim import trace_check
-    from prfaas_plan.report.latency_json import latency_json
 
-    r = trace_check(sc, api_latency.latency(sc, rate_rps=rate, load=load))
-    views_latency.emit_latency(fmt, r, latency_json(r))
+    views_latency.emit_latency(fmt, trace_check(sc, api_latency.latency(sc, rate_rps=rate, load=load)))

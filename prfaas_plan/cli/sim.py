@@ -94,9 +94,7 @@ def simulate(
                 raise SpecError(f"{option} covers one PD site; this scenario has several", field=option)
         with Bar() as tick:
             run = topology_sim.simulate(sc, **args.keywords(), progress=tick)
-        from prfaas_plan.report.sim_json import topology_simulate_json
-
-        emit_topology_sim(fmt, run, topology_simulate_json(run))
+        emit_topology_sim(fmt, run)
         return
     with Bar() as tick:
         run = api_sim.run_systems(sc, **args.keywords(), records=records is not None, progress=tick)
@@ -108,7 +106,7 @@ def simulate(
     if records is not None:
         _write_records(run, records)
         typer.echo(f"wrote {records}", err=True)
-    views_sim.emit_sim(fmt, run.result, run.payload)
+    views_sim.emit_sim(fmt, run.result)
 
 
 def _write_records(run: Any, path: Path) -> None:

@@ -63,7 +63,6 @@ def _section(sid: str, title: str, intro: str, items: list) -> Section:
 
 def render_fleet(r: FleetPlanResult, payload: dict, z: FleetSizingResult | None, g: FleetDegradeResult,
                  sim: FleetSimulateRun | None, lat: FleetLatencyResult, *, version: str, command: str) -> str:
-    from prfaas_plan.report.fleet_latency_json import fleet_latency_json
     from prfaas_plan.report.views_fleet import emit_fleet, emit_fleet_sim
     from prfaas_plan.report.views_fleet_degrade import emit_fleet_degrade
     from prfaas_plan.report.views_fleet_latency import emit_fleet_latency
@@ -75,7 +74,7 @@ def render_fleet(r: FleetPlanResult, payload: dict, z: FleetSizingResult | None,
                          collect(emit_fleet, r, payload))]
     sections.append(_section("latency", "TTFT (latency)", "The analytic TTFT of the plan and of separate services "
                              f"at {lat.load * 100:.0f}% of the smaller capacity.",
-                             collect(emit_fleet_latency, lat, fleet_latency_json(lat))))
+                             collect(emit_fleet_latency, lat)))
     if sim is not None:
         sections.append(_section("simulated", "Simulated TTFT (simulate)", "The plan and separate services at the "
                                  "same rate.", collect(emit_fleet_sim, sim)))

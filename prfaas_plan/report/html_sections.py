@@ -111,9 +111,9 @@ def _latency(d: ReportData, fig: Numbered) -> Section:
         s.intro.append(f"`prfaas-plan latency --load {d.latency_load:g}`: analytic TTFT at {d.latency_load:.0%} of "
                        "the smallest capacity among the systems (the rate `simulate` runs at by default).")
         if multi:
-            s.add(collect(views_topology.emit_topology_latency, d.latency, d.latency_payload))
+            s.add(collect(views_topology.emit_topology_latency, d.latency))
         else:
-            s.add(collect(views_latency.emit_latency, d.latency, d.latency_payload))
+            s.add(collect(views_latency.emit_latency, d.latency))
     if d.cdf is not None and d.cdf.curves:
         fig(s, "Analytic TTFT CDF of each system at the latency table's rate; the dotted lines are P50, P90 and P99.",
             "cdf", plots_report.ttft_cdf_figure, d.cdf)
@@ -122,9 +122,9 @@ def _latency(d: ReportData, fig: Numbered) -> Section:
         s.h3("Simulated")
         s.note(f"`prfaas-plan simulate` at its defaults: load 0.8, {n}, seed 0.")
         if multi:
-            s.add(collect(views_topology.emit_topology_sim, d.simulation, d.simulation_payload))
+            s.add(collect(views_topology.emit_topology_sim, d.simulation))
         else:
-            s.add(collect(views_sim.emit_sim, d.simulation.result, d.simulation.payload))
+            s.add(collect(views_sim.emit_sim, d.simulation.result))
             fig(s, "Simulated TTFT CDF of each system and the link's utilisation over time.",
                 "simulation", plots_sim.sim_figure, d.simulation)
     elif d.latency is not None:

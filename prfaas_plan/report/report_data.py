@@ -82,13 +82,11 @@ class ReportData:
     figure5: Figure5 | None
     sweeps: tuple[Sweep, ...]
     latency: Any  # LatencyResult | TopologyLatencyResult
-    latency_payload: dict[str, Any]
     latency_load: float
     cdf: TtftCdf | None
     model: ModelShow | None  # `model show`
     kv_rate: KvRateResult | None  # `kv-rate` on the prefill instance
     simulation: Any = None  # api.sim.SimRun | sim.result.TopologySimulateRun
-    simulation_payload: dict[str, Any] | None = None
     simulation_requests: int | None = None
     sizing: Any = None  # specs.sizing.SizingResult
     sizing_payload: dict[str, Any] | None = None

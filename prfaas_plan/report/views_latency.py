@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from prfaas_plan import units
+from prfaas_plan.report.latency_json import latency_json
 from prfaas_plan.report.render import SYSTEM_NAMES, emit, secs, table
 from prfaas_plan.specs.latency import TRACE_CHECK_RTOL, LatencyResult
 
 
-def emit_latency(fmt: str, r: LatencyResult, payload: dict[str, Any]) -> None:
-    """`latency` on one PD site: the tables read the typed timings, JSON and CSV the payload."""
+def emit_latency(fmt: str, r: LatencyResult) -> None:
+    """`latency` on one PD site: the tables read the typed timings, JSON and CSV its JSON."""
+    payload = latency_json(r)
 
     def tables():
         rows = []

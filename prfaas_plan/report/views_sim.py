@@ -6,6 +6,7 @@ from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.render import SYSTEM_NAMES, emit, num, pct, secs, table
+from prfaas_plan.report.sim_json import simulate_json
 from prfaas_plan.sim.result import SimulateRun
 
 
@@ -46,8 +47,9 @@ def _caption(r: SimulateRun) -> str:
     return caption
 
 
-def emit_sim(fmt: str, r: SimulateRun, payload: dict[str, Any]) -> None:
-    """`simulate` on one PD site: the tables read the typed runs, JSON and CSV the payload."""
+def emit_sim(fmt: str, r: SimulateRun) -> None:
+    """`simulate` on one PD site: the tables read the typed runs, JSON and CSV its JSON."""
+    payload = simulate_json(r)
 
     def tables() -> list[Any]:
         rows, load_rows, path_rows = [], [], []

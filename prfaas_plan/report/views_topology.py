@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from prfaas_plan import units
+from prfaas_plan.report.latency_json import topology_latency_json
 from prfaas_plan.report.render import SYSTEM_NAMES, emit, finite, num, pct, secs, table
+from prfaas_plan.report.sim_json import topology_simulate_json
 from prfaas_plan.report.sweep_json import sweep_csv_rows, sweep_json
 from prfaas_plan.report.topology_json import topology_json
 from prfaas_plan.report.views_plan import (
@@ -126,8 +128,10 @@ def _tables(r: TopologyPlanResult) -> list[Any]:
     return out + [ln for ln in lines if ln]
 
 
-def emit_topology_latency(fmt: str, r: TopologyLatencyResult, payload: dict[str, Any]) -> None:
-    """`latency` (or the analytic side of `simulate`) per system and site of a topology."""
+def emit_topology_latency(fmt: str, r: TopologyLatencyResult) -> None:
+    """`latency` (or the analytic side of `simulate`) per system and site of a topology: the tables
+    read the typed timings, JSON and CSV its JSON."""
+    payload = topology_latency_json(r)
 
     def split(t: SystemTiming) -> str:
         return f"{t_text(t.threshold_tokens) if t.threshold_tokens else '-'} {t.n_p}/{t.n_d}"
@@ -182,8 +186,10 @@ def emit_topology_sweep(fmt: str, s: SweepResult) -> None:
 
 
 
-def emit_topology_sim(fmt: str, r: TopologySimulateRun, payload: dict[str, Any]) -> None:
-    """`simulate` of a topology: simulated (and analytic) TTFT per system and site."""
+def emit_topology_sim(fmt: str, r: TopologySimulateRun) -> None:
+    """`simulate` of a topology: simulated (and analytic) TTFT per system and site; the tables read
+    the typed runs, JSON and CSV its JSON."""
+    payload = topology_simulate_json(r)
 
     def tables():
         rows = []

@@ -211,20 +211,20 @@ def test_mooncake_trace_replays_end_to_end(mooncake):
     out = {}
     for mode, sc in mooncake.items():
         run = run_systems(sc, load=0.8, which=(PRFAAS, HOMOGENEOUS))
-        out[mode] = run.payload
+        out[mode] = run.results[PRFAAS]
         n = len(sc.workload.trace)
-        for s in run.payload["systems"].values():
-            assert s["requests"] == n and s["completed"] == n - int(0.1 * n)
-            assert 0 < s["prefix_hit_rate"] < 1
-            assert s["throughput_rps"] == pytest.approx(run.payload["rate_rps"], rel=0.1)
+        for res in run.results.values():
+            assert res.requests == n and res.completed == n - int(0.1 * n)
+            assert 0 < res.prefix_hit_rate < 1
+            assert res.throughput_rps == pytest.approx(run.result.rate_rps, rel=0.1)
     scarce, abundant = out["bandwidth-scarce"], out["bandwidth-abundant"]
     # on this trace the PD cache nearly always holds at least PrfaaS's prefix, so the two modes
     # differ by a prefetch or two; the synthetic trace below shows the mechanism clearly
-    assert abundant["link_utilization"] > scarce["link_utilization"]
-    assert abundant["recompute_avoided_rate"] >= scarce["recompute_avoided_rate"]
+    assert abundant.link_utilization > scarce.link_utilization
+    assert abundant.recompute_avoided_rate >= scarce.recompute_avoided_rate
     # the PD cluster's cache sees every request in both modes: one hit rate, the optimizer's
     replay = mooncake["bandwidth-scarce"].workload.prefix_hit_rate
-    assert abundant["prefix_hit_rate"] == scarce["prefix_hit_rate"] == replay
+    assert abundant.prefix_hit_rate == scarce.prefix_hit_rate == replay
 
 
 def _sessions_trace(n: int = 400) -> Trace:
