@@ -40,7 +40,7 @@ def replay(
     from prfaas_plan.api import replay as api_replay
     from prfaas_plan.io.bandwidth import read_series
     from prfaas_plan.io.scenario import load_scenario
-    from prfaas_plan.report.views_replay import emit_replay, replay_figure, replay_json
+    from prfaas_plan.report.views_replay import emit_replay, replay_figure
     from prfaas_plan.specs.run import check, parse, read_duration
 
     args = check(parse(rate=rate, load=load, requests=None, duration=duration, seed=seed))
@@ -58,7 +58,7 @@ def replay(
         table = api_replay.lookup(api_replay.table_for(scenario, cat, list(set_ or []), sc, s))
     r = api_replay.replay(sc, s, rate_rps=args.rate_rps, load=args.load, duration_s=args.duration_s,
                           seed=args.seed or 0, policies=names, table=table, window_s=window_s)
-    emit_replay(fmt.value, r, replay_json(r))
+    emit_replay(fmt.value, r)
     if plot is not None:
         replay_figure(r, plot)
         typer.echo(f"wrote {plot}", err=True)

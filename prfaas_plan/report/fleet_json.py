@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.specs.fleet import FleetMethodPlan, FleetPlanResult, FleetPoint, FleetSimulateRun
+from prfaas_plan.report.fleet_latency_json import fleet_timing_json
+from prfaas_plan.specs.fleet import FleetDegradeResult, FleetMethodPlan, FleetPlanResult, FleetPoint, FleetSimulateRun
 from prfaas_plan.specs.results import Pool, Priced
 
 
@@ -69,3 +70,29 @@ def fleet_simulate_json(r: FleetSimulateRun) -> dict[str, Any]:
                            "simulated": run.result.to_dict()}
                     for name, run in r.systems.items()},
     }
+
+
+def fleet_csv_rows(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """`optimize`'s CSV of several models: one row per method and entry."""
+    return [{"method": m, "lambda_max_rps": d["best"]["lambda_max_rps"], "binding": d["best"]["binding"]} | e
+            for m, d in payload["methods"].items() for e in d["best"]["entries"]]
+
+
+def fleet_degrade_json(r: FleetDegradeResult) -> dict[str, Any]:
+    return {
+        "scenario": r.scenario, "method": r.method, "nominal": point_json(r.nominal), "rate_rps": r.rate_rps,
+        "load": r.load,
+        "links": {link: [{"level": lv.level, "usable_gbps": units.bytes_per_s_to_gbps(lv.usable_bytes_per_s),
+                          "static_rps": lv.static_rps, "static_binding": lv.static_binding,
+                          "replan": None if lv.replan is None else point_json(lv.replan),
+                          "ttft": None if lv.ttft is None else fleet_timing_json(lv.ttft)} for lv in levels]
+                  for link, levels in r.links},
+    }
+
+
+def fleet_degrade_csv_rows(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """`degrade` of several models as CSV: one row per link and level, held and re-planned."""
+    return [{"link": link, "level": lv["level"], "usable_gbps": lv["usable_gbps"], "static_rps": lv["static_rps"],
+             "static_binding": lv["static_binding"],
+             "replan_rps": lv["replan"]["lambda_max_rps"] if lv["replan"] else 0.0}
+            for link, levels in payload["links"].items() for lv in levels]

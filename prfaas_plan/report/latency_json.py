@@ -67,3 +67,23 @@ def topology_latency_json(r: TopologyLatencyResult) -> dict[str, Any]:
             "configs": {n: {"n_prfaas": t.n_prfaas,
                             "sites": {site: {"threshold_tokens": s.threshold_tokens, "n_p": s.n_p, "n_d": s.n_d}
                                       for site, s in t.sites.items()}} for n, t in r.systems.items()}}
+
+
+def scalar_rows(payload: dict[str, Any], key: str, *, label: str = "system",
+                inner: str | None = None, inner_label: str = "site") -> list[dict[str, Any]]:
+    """CSV rows of a per-system JSON (``payload[key]``): each system's scalars, or with ``inner``
+    each of its ``inner`` entries' (a topology's sites, a fleet's models) as its own row."""
+    out = []
+    for n, s in payload[key].items():
+        if inner is None:
+            out.append({label: n} | {k: v for k, v in s.items() if not isinstance(v, dict | list)})
+            continue
+        for name, d in _at(s, inner).items():
+            out.append({label: n, inner_label: name} | {k: v for k, v in d.items() if not isinstance(v, dict | list)})
+    return out
+
+
+def _at(d: dict[str, Any], path: str) -> dict[str, Any]:
+    for part in path.split("."):
+        d = d[part]
+    return d

@@ -191,3 +191,9 @@ def plan_json(r: PlanResult) -> dict[str, Any]:
     if r.planned_rate is not None:
         out["planned_rate"] = planned_rate_json(r.planned_rate)
     return out
+
+
+def plan_csv_rows(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """`optimize`'s CSV: one row per method, its best configuration's scalars."""
+    return [{"method": m} | {k: v for k, v in d["best"].items() if k not in ("tight", "sites", "links")}
+            for m, d in payload["methods"].items()]

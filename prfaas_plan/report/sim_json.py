@@ -84,3 +84,18 @@ def topology_simulate_json(r: TopologySimulateRun) -> dict[str, Any]:
             "load_reference": REFERENCE, "systems": {n: topology_system_json(t) for n, t in r.systems.items()},
             "sim": {"seed": r.seed, "requests": r.requests, "duration_s": r.duration_s,
                     "warmup_fraction": r.warmup_fraction}}
+
+
+def simulate_csv_rows(r: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per system: the scalar results, the analytic TTFT beside them."""
+    rows = []
+    for name, s in r["systems"].items():
+        row: dict[str, Any] = {"system": name, "rate_rps": r["rate_rps"]}
+        row |= {k: v for k, v in s.items() if not isinstance(v, dict | list)}
+        row |= s["config"]
+        row |= {f"analytic_{k}": v for k, v in s["analytic"].items()}
+        for path, d in s["per_path"].items():
+            row |= {f"{path}_{k}": v for k, v in d.items()}
+        rows.append(row)
+    keys = list(dict.fromkeys(k for row in rows for k in row))  # every column, first-seen order
+    return [{k: row.get(k) for k in keys} for row in rows]

@@ -87,3 +87,11 @@ def size_json(r: SizingResult) -> dict[str, Any]:
                           for t in r.ttft_frontier],
         "candidates": r.candidates, "search_s": r.search_s,
     }
+
+
+def size_csv_rows(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """`size`'s CSV: one row per PD site of the cheapest plan, with its link's tier and the plan's $/h."""
+    return [{"site": name, **{k: v for k, v in s.items() if not isinstance(v, dict)},
+             "link_tier": s["link"]["tier"], "link_bandwidth_gbps": s["link"]["bandwidth_gbps"],
+             "plan_per_hour": payload["best"]["cost"]["per_hour"]}
+            for name, s in payload["best"]["sites"].items()]

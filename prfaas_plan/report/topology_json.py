@@ -108,3 +108,10 @@ def topology_json(r: TopologyPlanResult) -> dict[str, Any]:
     if r.planned_rate is not None:
         out["planned_rate"] = planned_rate_json(r.planned_rate)
     return out
+
+
+def topology_csv_rows(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """`optimize`'s CSV of a topology: one row per method and PD site."""
+    return [{"method": m, "lambda_max_rps": d["best"]["lambda_max_rps"], "binding": d["best"]["binding"],
+             "site": name} | {k: v for k, v in s.items() if k != "role"}
+            for m, d in payload["methods"].items() for name, s in d["best"]["sites"].items() if s["role"] == "pd"]

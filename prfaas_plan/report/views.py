@@ -6,7 +6,14 @@ import textwrap
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.report.catalog_json import hardware_json, model_show_json, models_json, stacks_json
+from prfaas_plan.report.catalog_json import (
+    hardware_json,
+    model_show_json,
+    models_csv_rows,
+    models_json,
+    rows_of,
+    stacks_json,
+)
 from prfaas_plan.report.kv_rate_json import kv_rate_json
 from prfaas_plan.report.render import WIDTH, count, emit, num, table
 from prfaas_plan.specs.catalog_view import GpuRow, ModelRow, ModelShow, StackRow
@@ -21,8 +28,7 @@ def _mib(b: float | None) -> str:
 def emit_models(fmt: str, rows: tuple[ModelRow, ...]) -> None:
     """`models`: layers by kind, parameters, KV per token, SWA and constant state per model."""
     payload = models_json(rows)
-    emit(fmt, payload, rows=[{k: v for k, v in r.items() if k != "profiles"} | {"profiles": " ".join(r["profiles"])}
-                             for r in payload["models"]],
+    emit(fmt, payload, rows=models_csv_rows(payload),
          tables=lambda: [table("Models (bf16 KV, fp32 recurrent state unless the model says otherwise)",
                                ["model", "layers", "params", "active", "KV B/token", "SWA max MiB",
                                 "state MiB", "profiles"],
@@ -57,7 +63,7 @@ def emit_hardware(fmt: str, rows: tuple[GpuRow, ...]) -> None:
                       caption=caption or None)]
 
     payload = hardware_json(rows)
-    emit(fmt, payload, rows=payload["hardware"], tables=tables)
+    emit(fmt, payload, rows=rows_of(payload, "hardware"), tables=tables)
 
 
 def emit_model(fmt: str, r: ModelShow) -> None:
@@ -92,7 +98,7 @@ def emit_model(fmt: str, r: ModelShow) -> None:
         return out
 
     payload = model_show_json(r)
-    emit(fmt, payload, rows=list(payload["layers"]), tables=tables)
+    emit(fmt, payload, rows=rows_of(payload, "layers"), tables=tables)
 
 
 def band(lo: float, hi: float, digits: int) -> str:
@@ -128,7 +134,7 @@ def emit_stacks(fmt: str, rows: tuple[StackRow, ...]) -> None:
                                                            "prefill overhead ms", "P10-P90"], out)]
 
     payload = stacks_json(rows)
-    emit(fmt, payload, rows=payload["stacks"], tables=tables)
+    emit(fmt, payload, rows=rows_of(payload, "stacks"), tables=tables)
 
 
 def emit_kv_rate(fmt: str, r: KvRateResult) -> None:
@@ -152,4 +158,4 @@ def emit_kv_rate(fmt: str, r: KvRateResult) -> None:
                       + (", egress Eq. 2)" if r.instances is not None else ")"), cols, rows, caption=caption)]
 
     payload = kv_rate_json(r)
-    emit(fmt, payload, rows=payload["rows"], tables=tables)
+    emit(fmt, payload, rows=rows_of(payload, "rows"), tables=tables)

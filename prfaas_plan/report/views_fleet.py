@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from prfaas_plan import units
+from prfaas_plan.report.fleet_json import fleet_csv_rows
+from prfaas_plan.report.latency_json import scalar_rows
 from prfaas_plan.report.render import emit, finite, num, pct, secs, table
 from prfaas_plan.report.views_plan import fixed, t_text, x_text
 from prfaas_plan.specs.fleet import FleetMethodPlan, FleetPlanResult, FleetPoint, FleetSimulateRun
@@ -12,9 +14,7 @@ from prfaas_plan.specs.fleet import FleetMethodPlan, FleetPlanResult, FleetPoint
 
 def emit_fleet(fmt: str, r: FleetPlanResult, payload: dict[str, Any]) -> None:
     """`optimize` on several models: the tables read the typed result, JSON and CSV its payload."""
-    rows = [{"method": m, "lambda_max_rps": d["best"]["lambda_max_rps"], "binding": d["best"]["binding"]} | e
-            for m, d in payload["methods"].items() for e in d["best"]["entries"]]
-    emit(fmt, payload, rows=rows, tables=lambda: _tables(r))
+    emit(fmt, payload, rows=fleet_csv_rows(payload), tables=lambda: _tables(r))
 
 
 def _gbps(x: float) -> str:
@@ -111,7 +111,6 @@ def emit_fleet_sim(fmt: str, r: FleetSimulateRun) -> None:
                        "PrfaaS busy %", "link busy %"], rows,
                       caption=f"Capacity (exact method at each configuration): {caps}.")]
 
-    rows = [{"system": n, "model": m} | {k: v for k, v in d.items() if not isinstance(v, dict | list)}
-            for n, s in payload["systems"].items() for m, d in s["simulated"]["sites"].items()]
-    emit(fmt, payload, rows=rows, tables=tables)
+    emit(fmt, payload, rows=scalar_rows(payload, "systems", inner="simulated.sites", inner_label="model"),
+         tables=tables)
 

@@ -1,28 +1,15 @@
-"""View and JSON of `degrade` on several models (``api.fleet_degrade``)."""
+"""View of `degrade` on several models (``api.fleet_degrade``; its JSON: ``report.fleet_json``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.report.fleet_json import point_json
-from prfaas_plan.report.fleet_latency_json import fleet_timing_json
+from prfaas_plan.report.fleet_json import fleet_degrade_csv_rows, fleet_degrade_json
 from prfaas_plan.report.render import emit, num, table
 from prfaas_plan.report.views_fleet_latency import ttft_cells
 from prfaas_plan.report.views_plan import fixed, t_text
 from prfaas_plan.specs.fleet import FleetDegradeResult
-
-
-def fleet_degrade_json(r: FleetDegradeResult) -> dict[str, Any]:
-    return {
-        "scenario": r.scenario, "method": r.method, "nominal": point_json(r.nominal), "rate_rps": r.rate_rps,
-        "load": r.load,
-        "links": {link: [{"level": lv.level, "usable_gbps": units.bytes_per_s_to_gbps(lv.usable_bytes_per_s),
-                          "static_rps": lv.static_rps, "static_binding": lv.static_binding,
-                          "replan": None if lv.replan is None else point_json(lv.replan),
-                          "ttft": None if lv.ttft is None else fleet_timing_json(lv.ttft)} for lv in levels]
-                  for link, levels in r.links},
-    }
 
 
 def emit_fleet_degrade(fmt: str, r: FleetDegradeResult) -> None:
@@ -53,8 +40,4 @@ def emit_fleet_degrade(fmt: str, r: FleetDegradeResult) -> None:
                 f"service (method {r.method}; nominal Lambda_max {fixed(r.nominal.lambda_max_rps, 3)} req/s)",
                 *out]
 
-    rows = [{"link": link, "level": lv["level"], "usable_gbps": lv["usable_gbps"], "static_rps": lv["static_rps"],
-             "static_binding": lv["static_binding"],
-             "replan_rps": lv["replan"]["lambda_max_rps"] if lv["replan"] else 0.0}
-            for link, levels in payload["links"].items() for lv in levels]
-    emit(fmt, payload, rows=rows, tables=tables)
+    emit(fmt, payload, rows=fleet_degrade_csv_rows(payload), tables=tables)

@@ -6,6 +6,7 @@ from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.fleet_latency_json import fleet_latency_json
+from prfaas_plan.report.latency_json import scalar_rows
 from prfaas_plan.report.render import emit, pct, secs, table
 from prfaas_plan.report.views_fleet import FLEET_NAMES
 from prfaas_plan.report.views_plan import fixed
@@ -17,9 +18,8 @@ def emit_fleet_latency(fmt: str, r: FleetLatencyResult) -> None:
     """`latency` on several models: the tables read the typed timings, JSON and CSV its JSON
     (CSV: one row per configuration and entry)."""
     payload = fleet_latency_json(r)
-    rows = [{"system": n, "model": label} | {k: v for k, v in d.items() if not isinstance(v, dict | list)}
-            for n, s in payload["systems"].items() for label, d in s["entries"].items()]
-    emit(fmt, payload, rows=rows, tables=lambda: _tables(r))
+    emit(fmt, payload, rows=scalar_rows(payload, "systems", inner="entries", inner_label="model"),
+         tables=lambda: _tables(r))
 
 
 def ttft_cells(t: FleetTiming | SystemTiming) -> list[str]:

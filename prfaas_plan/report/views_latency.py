@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.report.latency_json import latency_json
+from prfaas_plan.report.latency_json import latency_json, scalar_rows
 from prfaas_plan.report.render import SYSTEM_NAMES, emit, secs, table
 from prfaas_plan.specs.latency import TRACE_CHECK_RTOL, LatencyResult
 
@@ -40,9 +40,7 @@ def emit_latency(fmt: str, r: LatencyResult) -> None:
                           "P90 s"], path_rows))
         return out
 
-    rows = [{"system": n} | {k: v for k, v in s.items() if not isinstance(v, dict | list)}
-            for n, s in payload["systems"].items()]
-    emit(fmt, payload, rows=rows, tables=tables)
+    emit(fmt, payload, rows=scalar_rows(payload, "systems"), tables=tables)
 
 
 def trace_tables(r: LatencyResult) -> list[Any]:

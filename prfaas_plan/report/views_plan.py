@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.report.plan_json import plan_json, prfaas_limited_by
+from prfaas_plan.report.plan_json import plan_csv_rows, plan_json, prfaas_limited_by
 from prfaas_plan.report.render import BIG, emit, num, table
 from prfaas_plan.report.sweep_json import sweep_csv_rows, sweep_json
 from prfaas_plan.specs.decode import DecodeDetail
@@ -67,9 +67,7 @@ def staging_line(d: DecodeDetail, where: str = "") -> str | None:
 def emit_plan(fmt: str, r: PlanResult) -> None:
     """`optimize` on one PD site: the tables read the typed result, JSON and CSV its JSON."""
     payload = plan_json(r)
-    rows = [{"method": m} | {k: v for k, v in d["best"].items() if k not in ("tight", "sites", "links")}
-            for m, d in payload["methods"].items()]
-    emit(fmt, payload, rows=rows, tables=lambda: _plan_tables(r))
+    emit(fmt, payload, rows=plan_csv_rows(payload), tables=lambda: _plan_tables(r))
 
 
 def _names(op: OperatingPoint) -> str:

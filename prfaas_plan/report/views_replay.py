@@ -42,20 +42,29 @@ def replay_json(r: Any) -> dict[str, Any]:
     return out
 
 
-def emit_replay(fmt: str, r: Any, payload: dict[str, Any]) -> None:
-    rows = [{"policy": name, **{k: v for k, v in p.items() if k != "timeline"}}
+def replay_csv_rows(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per router policy: its scalars (the timeline is the JSON's)."""
+    return [{"policy": name, **{k: v for k, v in p.items() if k != "timeline"}}
             for name, p in payload["policies"].items()]
-    emit(fmt, payload, rows=rows, tables=lambda: _tables(r, payload))
 
 
-def _tables(r: Any, payload: dict[str, Any]) -> list[Any]:
-    s = payload["series"]
+def emit_replay(fmt: str, r: Any) -> None:
+    """`replay`: the router policies on the same series and arrivals; JSON and CSV written here."""
+    payload = replay_json(r)
+    emit(fmt, payload, rows=replay_csv_rows(payload), tables=lambda: _tables(r))
+
+
+def _tables(r: Any) -> list[Any]:
+    s = r.series
+    gbps = units.bytes_per_s_to_gbps
+    down = float(np.sum(np.diff(np.append(s.times_s, s.span_s))[s.line_bytes_per_s <= 0]))
     head = (f"{r.scenario}: the PrfaaS-PD plan at {num(r.rate_rps, 3)} req/s on a replayed bandwidth series "
-            f"({s['points']} points over {num(s['span_s'] / units.HOUR, 1)} h, {num(s['bandwidth_gbps']['min'], 1)}-"
-            f"{num(s['bandwidth_gbps']['max'], 1)} Gbps, down {num(s['down_s'], 0)} s)")
-    rows = [[name, f"{p['requests']:,}", num(p["served_rps"], 3), secs(p["ttft_mean_s"]), secs(p["ttft_p90_s"]),
-             secs(p["ttft_p99_s"]), pct(p["slo_attainment"]) if p["slo_attainment"] is not None else "-"]
-            for name, p in payload["policies"].items()]
+            f"({len(s.times_s)} points over {num(s.span_s / units.HOUR, 1)} h, "
+            f"{num(gbps(float(s.line_bytes_per_s.min())), 1)}-{num(gbps(float(s.line_bytes_per_s.max())), 1)} Gbps, "
+            f"down {num(down, 0)} s)")
+    rows = [[run.policy, f"{run.result.requests:,}", num(run.served_rps, 3), secs(run.result.ttft.mean),
+             secs(run.result.ttft.quantile(0.9)), secs(run.result.ttft.quantile(0.99)),
+             pct(run.attainment) if run.attainment is not None else "-"] for run in r.runs]
     bound = f"TTFT <= {r.bound_s:g} s" if r.bound_s is not None else "no TTFT SLO"
     return [head, "", table("router policies on the same series and arrivals",
                             ["policy", "requests", "served req/s", "TTFT mean s", "P90 s", "P99 s", f"SLO ({bound})"],

@@ -6,23 +6,8 @@ from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.render import SYSTEM_NAMES, emit, num, pct, secs, table
-from prfaas_plan.report.sim_json import simulate_json
+from prfaas_plan.report.sim_json import simulate_csv_rows, simulate_json
 from prfaas_plan.sim.result import SimulateRun
-
-
-def csv_rows(r: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per system: the scalar results, the analytic TTFT beside them."""
-    rows = []
-    for name, s in r["systems"].items():
-        row: dict[str, Any] = {"system": name, "rate_rps": r["rate_rps"]}
-        row |= {k: v for k, v in s.items() if not isinstance(v, dict | list)}
-        row |= s["config"]
-        row |= {f"analytic_{k}": v for k, v in s["analytic"].items()}
-        for path, d in s["per_path"].items():
-            row |= {f"{path}_{k}": v for k, v in d.items()}
-        rows.append(row)
-    keys = list(dict.fromkeys(k for row in rows for k in row))  # every column, first-seen order
-    return [{k: row.get(k) for k in keys} for row in rows]
 
 
 def _ttft(h: Any) -> list[str]:
@@ -76,4 +61,4 @@ def emit_sim(fmt: str, r: SimulateRun) -> None:
                 table("Throughput", throughput, load_rows, caption=_caption(r)),
                 table("Per path (TTFT = arrival to decode admission) and pool load", paths, path_rows)]
 
-    emit(fmt, payload, rows=csv_rows(payload), tables=tables)
+    emit(fmt, payload, rows=simulate_csv_rows(payload), tables=tables)

@@ -6,18 +6,14 @@ from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.render import emit, num, pct, table
-from prfaas_plan.report.size_json import saving
+from prfaas_plan.report.size_json import saving, size_csv_rows
 from prfaas_plan.specs.sizing import SizedPlan, SizingResult
 
 
 def emit_size(fmt: str, r: SizingResult, payload: dict[str, Any], *, timed: bool = True) -> None:
     """`size`'s tables; ``timed=False`` leaves out how long the search took (the report: the same
     inputs give the same page)."""
-    rows = [{"site": name, **{k: v for k, v in s.items() if not isinstance(v, dict)},
-             "link_tier": s["link"]["tier"], "link_bandwidth_gbps": s["link"]["bandwidth_gbps"],
-             "plan_per_hour": payload["best"]["cost"]["per_hour"]}
-            for name, s in payload["best"]["sites"].items()]
-    emit(fmt, payload, rows=rows, tables=lambda: _tables(r, timed=timed))
+    emit(fmt, payload, rows=size_csv_rows(payload), tables=lambda: _tables(r, timed=timed))
 
 
 def _gbps(x: float | None) -> str:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.report.latency_json import topology_latency_json
+from prfaas_plan.report.latency_json import scalar_rows, topology_latency_json
 from prfaas_plan.report.render import SYSTEM_NAMES, emit, finite, num, pct, secs, table
 from prfaas_plan.report.sim_json import topology_simulate_json
 from prfaas_plan.report.sweep_json import sweep_csv_rows, sweep_json
-from prfaas_plan.report.topology_json import topology_json
+from prfaas_plan.report.topology_json import topology_csv_rows, topology_json
 from prfaas_plan.report.views_plan import (
     fixed,
     interval_line,
@@ -30,10 +30,7 @@ from prfaas_plan.specs.sweep import SweepResult
 def emit_topology(fmt: str, r: TopologyPlanResult) -> None:
     """`optimize` on a topology: the tables read the typed result, JSON and CSV its JSON."""
     payload = topology_json(r)
-    rows = [{"method": m, "lambda_max_rps": d["best"]["lambda_max_rps"], "binding": d["best"]["binding"],
-             "site": name} | {k: v for k, v in s.items() if k != "role"}
-            for m, d in payload["methods"].items() for name, s in d["best"]["sites"].items() if s["role"] == "pd"]
-    emit(fmt, payload, rows=rows, tables=lambda: _tables(r))
+    emit(fmt, payload, rows=topology_csv_rows(payload), tables=lambda: _tables(r))
 
 
 def _kinds(bindings: list[str]) -> str:
@@ -159,9 +156,7 @@ def emit_topology_latency(fmt: str, r: TopologyLatencyResult) -> None:
                       ["system", "site", "t tokens, N_p/N_d", "TTFT mean s", "P50 s", "P90 s", "P99 s",
                        "PrfaaS / link busy %"], rows)]
 
-    rows = [{"system": n, "site": site} | {k: v for k, v in d.items() if not isinstance(v, dict | list)}
-            for n, s in payload["systems"].items() for site, d in s["sites"].items()]
-    emit(fmt, payload, rows=rows, tables=tables)
+    emit(fmt, payload, rows=scalar_rows(payload, "systems", inner="sites"), tables=tables)
 
 
 def emit_topology_sweep(fmt: str, s: SweepResult) -> None:
@@ -209,8 +204,6 @@ def emit_topology_sim(fmt: str, r: TopologySimulateRun) -> None:
                       ["system", "site", "load %", "TTFT mean s", "P90 s", "P99 s", "analytic mean s", "analytic P90 s",
                        "PrfaaS / link busy %"], rows)]
 
-    rows = [{"system": n, "site": site} | {k: v for k, v in d.items() if not isinstance(v, dict | list)}
-            for n, s in payload["systems"].items() for site, d in s["sites"].items()]
-    emit(fmt, payload, rows=rows, tables=tables)
+    emit(fmt, payload, rows=scalar_rows(payload, "systems", inner="sites"), tables=tables)
 
 
