@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.errors import SpecError
 from prfaas_plan.io.load import Catalog, is_path_like, load_gpu, load_stack
+from prfaas_plan.report.stack_json import stack_json as stack_json  # its home is report, whose writers use it
 from prfaas_plan.specs.hardware import InstanceSpec
 from prfaas_plan.specs.model import ModelSpec
 from prfaas_plan.specs.stack import StackSpec
@@ -52,11 +52,3 @@ def stack_of(ref: str | None, catalog: Catalog) -> StackSpec:
         if exc.field is None and ((exc.source is None and exc.unknown == "stacks") or exc.source == ref):
             raise exc.at(field="--stack", source=exc.source) from None
         raise
-
-
-def stack_json(prof: StackSpec) -> dict[str, Any]:
-    """The profile an output used: its name, engine and the band its intervals come from."""
-    lo, hi = prof.band("prefill")
-    return {"name": prof.name, "engine": prof.engine, "versions": prof.versions, "source": prof.source,
-            "points": prof.points, "sources": prof.sources, "prefill_band_p10": lo, "prefill_band_p90": hi,
-            "band_from": prof.band_from}
