@@ -1,4 +1,4 @@
-"""Library API of `perf` and `calibrate`: plain, JSON-ready dicts in SI units with unit-suffixed keys."""
+"""Library API of `perf` (a typed result, ``specs.perf``) and `calibrate` (a JSON-ready dict), in SI units."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ from typing import Any
 import numpy as np
 
 from prfaas_plan import units
-from prfaas_plan.api.inputs import default_lengths, instance, require_context, stack_json, stack_of
+from prfaas_plan.api.inputs import default_lengths, instance, require_context, stack_of
 from prfaas_plan.core import decode, prefill
 from prfaas_plan.errors import SpecError
 from prfaas_plan.io.load import Catalog, load_gpu, load_model
 from prfaas_plan.specs.hardware import Efficiency, GpuSpec
+from prfaas_plan.specs.perf import BsMax, DecodeStep, PerfResult, PrefillTime
 from prfaas_plan.specs.stack import PAPER_STACK, StackSpec
 
 # `--hold` keys, as the hardware YAML's efficiency block spells them -> Efficiency field, scale to SI
@@ -51,7 +52,7 @@ def _efficiency(e: Efficiency) -> dict[str, Any]:
 def perf(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int] | None, batches: Sequence[int],
          context: int, tpot_s: float, output_tokens: int, catalog: Catalog,
          memory_fraction: float = decode.DEFAULT_MEMORY_FRACTION, allow_beyond_context: bool = False,
-         stack: str | None = None) -> dict[str, Any]:
+         stack: str | None = None) -> PerfResult:
     """Analytic prefill per length, decode step per batch at one context, and BS_max for a TPOT SLO,
     on the serving stack ``stack`` (the default when None); times with the stack's P10-P90 band.
 
@@ -74,33 +75,24 @@ def perf(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int] | N
     step = decode.decode_step(m, inst, np.asarray(batches, dtype=np.float64), context)
     cap = decode.decode_capacity(m, inst, tpot_s=tpot_s, context=context, output_tokens=output_tokens,
                                  memory_fraction=memory_fraction)
-    return {
-        "model": m.name,
-        "instance": inst.name,
-        "efficiency": _efficiency(inst.gpu.efficiency),
-        "stack": stack_json(prof),
-        "prefill": [{"length_tokens": int(n), "prefill_s": float(pre.seconds[i]),
-                     "prefill_s_p10": float(pre.seconds[i] * plo), "prefill_s_p90": float(pre.seconds[i] * phi),
-                     "bound": str(pre.bound[i]),
-                     "compute_s": float(pre.compute_s[i]), "memory_s": float(pre.memory_s[i]),
-                     "activation_s": float(pre.activation_s[i]), "comm_s": float(pre.comm_s[i]),
-                     "overhead_s": float(pre.overhead_s[i])} for i, n in enumerate(lengths)],
-        "decode": [{"batch": int(b), "context_tokens": int(context), "step_s": float(step.seconds[i]),
-                    "step_s_p10": float(step.seconds[i] * dlo), "step_s_p90": float(step.seconds[i] * dhi),
-                    "tokens_per_s": float(b / step.seconds[i]), "bound": str(step.bound[i]),
-                    "compute_s": float(step.compute_s[i]), "memory_s": float(step.memory_s[i]),
-                    "comm_s": float(step.comm_s[i]), "overhead_s": float(step.overhead_s[i])}
-                   for i, b in enumerate(batches)],
-        "bs_max": cap.bs_max,
-        "decode_capacity": {
-            "bs_max": cap.bs_max, "bs_tpot": cap.bs_slo, "bs_memory": cap.bs_memory, "binding": cap.binding,
-            "tpot_s": cap.tpot_s, "context_tokens": int(context), "output_tokens": int(output_tokens),
-            "memory_fraction": memory_fraction, "step_s": cap.step_s, "tokens_per_s": cap.tokens_per_s,
-            "requests_per_s": cap.requests_per_s,
+    return PerfResult(
+        model=m.name, instance=inst.name, efficiency=inst.gpu.efficiency, stack=prof,
+        prefill=tuple(PrefillTime(
+            length_tokens=int(n), prefill_s=float(pre.seconds[i]), prefill_s_p10=float(pre.seconds[i] * plo),
+            prefill_s_p90=float(pre.seconds[i] * phi), bound=str(pre.bound[i]), compute_s=float(pre.compute_s[i]),
+            memory_s=float(pre.memory_s[i]), activation_s=float(pre.activation_s[i]), comm_s=float(pre.comm_s[i]),
+            overhead_s=float(pre.overhead_s[i])) for i, n in enumerate(lengths)),
+        decode=tuple(DecodeStep(
+            batch=int(b), context_tokens=int(context), step_s=float(step.seconds[i]),
+            step_s_p10=float(step.seconds[i] * dlo), step_s_p90=float(step.seconds[i] * dhi),
+            bound=str(step.bound[i]), compute_s=float(step.compute_s[i]), memory_s=float(step.memory_s[i]),
+            comm_s=float(step.comm_s[i]), overhead_s=float(step.overhead_s[i])) for i, b in enumerate(batches)),
+        capacity=BsMax(
+            bs_max=cap.bs_max, bs_tpot=cap.bs_slo, bs_memory=cap.bs_memory, binding=cap.binding, tpot_s=cap.tpot_s,
+            context_tokens=int(context), output_tokens=int(output_tokens), memory_fraction=memory_fraction,
+            step_s=cap.step_s, tokens_per_s=cap.tokens_per_s, requests_per_s=cap.requests_per_s,
             # a decode step P90 x slower serves 1/P90 the tokens at the same batch (the SLO aside)
-            "requests_per_s_p10": cap.requests_per_s / dhi, "requests_per_s_p90": cap.requests_per_s / dlo,
-        },
-    }
+            requests_per_s_p10=cap.requests_per_s / dhi, requests_per_s_p90=cap.requests_per_s / dlo))
 
 
 def parse_hold(items: Sequence[str]) -> dict[str, float]:

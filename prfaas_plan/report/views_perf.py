@@ -1,63 +1,62 @@
-"""Views of `perf` and `calibrate`: which rows go to CSV and how the tables read."""
+"""Views of `perf` and `calibrate`: which rows go to CSV and how the tables read (`perf`: typed)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from prfaas_plan import units
+from prfaas_plan.report.perf_json import perf_csv_rows, perf_json
 from prfaas_plan.report.render import emit, num, table
-from prfaas_plan.report.views import band, stack_line
-
-_PERF_CSV_KEYS = ("table", "length_tokens", "batch", "context_tokens", "prefill_s", "prefill_s_p10", "prefill_s_p90",
-                  "step_s", "step_s_p10", "step_s_p90", "tokens_per_s",
-                  "bound", "compute_s", "memory_s", "activation_s", "comm_s", "overhead_s")
+from prfaas_plan.report.views import band, stack_text
+from prfaas_plan.specs.hardware import Efficiency
+from prfaas_plan.specs.perf import BsMax, PerfResult
 
 
 def _ms(s: float) -> str:
     return num(units.s_to_ms(s), 1)
 
 
-def _efficiency_line(e: dict[str, Any]) -> str:
-    return (f"efficiency: compute {e['compute']:.3f} (low-precision GEMMs x {e['low_precision']:.3f}), "
-            f"memory {e['memory']:.3f}, comm {e['comm']:.3f}, "
-            f"prefill overhead {_ms(e['prefill_overhead_s'])} ms, decode overhead {_ms(e['decode_overhead_s'])} ms "
-            f"({e['source']})")
+def _efficiency_line(e: Efficiency) -> str:
+    return (f"efficiency: compute {e.compute:.3f} (low-precision GEMMs x {e.low_precision:.3f}), "
+            f"memory {e.memory:.3f}, comm {e.comm:.3f}, "
+            f"prefill overhead {_ms(e.prefill_overhead_s)} ms, decode overhead {_ms(e.decode_overhead_s)} ms "
+            f"({e.source})")
 
 
-def emit_perf(fmt: str, r: dict[str, Any]) -> None:
+def _bs_max_line(c: BsMax, instance: str) -> str:
+    if c.bs_max:
+        return (f"BS_max = {c.bs_max} at TPOT {_ms(c.tpot_s)} ms, context "
+                f"{units.format_length(c.context_tokens)} (binding: {c.binding}; TPOT allows "
+                f"{c.bs_tpot}, HBM x {c.memory_fraction:g} holds {c.bs_memory}): step "
+                f"{_ms(c.step_s)} ms, {num(c.tokens_per_s, 0)} tokens/s, "
+                f"{num(c.requests_per_s, 3)} req/s at {c.output_tokens} output tokens (Eq. 5).")
+    if c.binding == "weights":
+        return (f"BS_max = 0: the weights do not fit in HBM x {c.memory_fraction:g} of {instance} "
+                f"(the TPOT alone would allow {c.bs_tpot}).")
+    return f"BS_max = 0: even one request misses the TPOT of {_ms(c.tpot_s)} ms."
+
+
+def emit_perf(fmt: str, r: PerfResult) -> None:
     def tables():
-        pre = table(f"{r['model']} on {r['instance']}: analytic prefill (1K = 1024 tokens)",
+        pre = table(f"{r.model} on {r.instance}: analytic prefill (1K = 1024 tokens)",
                     ["length", "T_prefill s", "P10-P90 s", "compute s", "memory s", "activations s", "comm s",
                      "overhead s", "bound"],
-                    [[units.format_length(p["length_tokens"]), num(p["prefill_s"], 3),
-                      band(p["prefill_s_p10"], p["prefill_s_p90"], 3), num(p["compute_s"], 3),
-                      num(p["memory_s"], 3), num(p["activation_s"], 3), num(p["comm_s"], 3),
-                      num(p["overhead_s"], 3), p["bound"]] for p in r["prefill"]],
+                    [[units.format_length(p.length_tokens), num(p.prefill_s, 3),
+                      band(p.prefill_s_p10, p.prefill_s_p90, 3), num(p.compute_s, 3),
+                      num(p.memory_s, 3), num(p.activation_s, 3), num(p.comm_s, 3),
+                      num(p.overhead_s, 3), p.bound] for p in r.prefill],
                     caption="T = overhead + max(compute, memory) + activations + comm")
-        dec = table(f"{r['model']} on {r['instance']}: decode step",
+        dec = table(f"{r.model} on {r.instance}: decode step",
                     ["batch", "context", "step ms", "P10-P90 ms", "tokens/s", "compute ms", "memory ms", "comm ms",
                      "bound"],
-                    [[d["batch"], units.format_length(d["context_tokens"]), _ms(d["step_s"]),
-                      band(units.s_to_ms(d["step_s_p10"]), units.s_to_ms(d["step_s_p90"]), 1),
-                      num(d["tokens_per_s"], 0), _ms(d["compute_s"]), _ms(d["memory_s"]), _ms(d["comm_s"]),
-                      d["bound"]] for d in r["decode"]],
+                    [[d.batch, units.format_length(d.context_tokens), _ms(d.step_s),
+                      band(units.s_to_ms(d.step_s_p10), units.s_to_ms(d.step_s_p90), 1),
+                      num(d.tokens_per_s, 0), _ms(d.compute_s), _ms(d.memory_s), _ms(d.comm_s),
+                      d.bound] for d in r.decode],
                     caption="T_step = overhead + max(compute, memory) + comm")
-        c = r["decode_capacity"]
-        if c["bs_max"]:
-            line = (f"BS_max = {c['bs_max']} at TPOT {_ms(c['tpot_s'])} ms, context "
-                    f"{units.format_length(c['context_tokens'])} (binding: {c['binding']}; TPOT allows "
-                    f"{c['bs_tpot']}, HBM x {c['memory_fraction']:g} holds {c['bs_memory']}): step "
-                    f"{_ms(c['step_s'])} ms, {num(c['tokens_per_s'], 0)} tokens/s, "
-                    f"{num(c['requests_per_s'], 3)} req/s at {c['output_tokens']} output tokens (Eq. 5).")
-        elif c["binding"] == "weights":
-            line = (f"BS_max = 0: the weights do not fit in HBM x {c['memory_fraction']:g} of {r['instance']} "
-                    f"(the TPOT alone would allow {c['bs_tpot']}).")
-        else:
-            line = f"BS_max = 0: even one request misses the TPOT of {_ms(c['tpot_s'])} ms."
-        return [pre, dec, line, _efficiency_line(r["efficiency"]), stack_line(r["stack"])]
+        return [pre, dec, _bs_max_line(r.capacity, r.instance), _efficiency_line(r.efficiency), stack_text(r.stack)]
 
-    rows = [{"table": "prefill", **p} for p in r["prefill"]] + [{"table": "decode", **d} for d in r["decode"]]
-    emit(fmt, r, rows=[{k: row.get(k) for k in _PERF_CSV_KEYS} for row in rows], tables=tables)
+    emit(fmt, perf_json(r), rows=perf_csv_rows(r), tables=tables)
 
 
 def emit_calibrate(fmt: str, r: dict[str, Any], *, written: str | None = None) -> None:

@@ -1,0 +1,78 @@
+"""Typed results of `perf` (analytic prefill and decode, BS_max); SI units. Their JSON and CSV are
+written by ``report.perf_json``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from prfaas_plan.specs.hardware import Efficiency
+from prfaas_plan.specs.stack import StackSpec
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PrefillTime:
+    """T_prefill of one prompt length, its P10-P90 (the stack's band) and its parts."""
+
+    length_tokens: int
+    prefill_s: float
+    prefill_s_p10: float
+    prefill_s_p90: float
+    bound: str  # the part that sets it: overhead, compute, memory, ...
+    compute_s: float
+    memory_s: float
+    activation_s: float
+    comm_s: float
+    overhead_s: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DecodeStep:
+    """T_step of a batch at one context, its P10-P90 and its parts."""
+
+    batch: int
+    context_tokens: int
+    step_s: float
+    step_s_p10: float
+    step_s_p90: float
+    bound: str
+    compute_s: float
+    memory_s: float
+    comm_s: float
+    overhead_s: float
+
+    @property
+    def tokens_per_s(self) -> float:
+        return self.batch / self.step_s
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BsMax:
+    """BS_max for a TPOT SLO: the smaller of what the SLO allows and what HBM holds; step and rates
+    at BS_max (requests_per_s: Eq. 5), the rates' P10-P90 from the decode band."""
+
+    bs_max: int
+    bs_tpot: int  # largest batch meeting the SLO, memory aside
+    bs_memory: int  # largest batch whose KV fits
+    binding: str  # tpot, memory, weights (they do not fit) or overhead (B = 1 misses the SLO)
+    tpot_s: float
+    context_tokens: int
+    output_tokens: int
+    memory_fraction: float  # HBM share for weights + KV
+    step_s: float
+    tokens_per_s: float
+    requests_per_s: float
+    requests_per_s_p10: float
+    requests_per_s_p90: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PerfResult:
+    """`perf`: one model on one instance under one serving-stack profile."""
+
+    model: str
+    instance: str
+    efficiency: Efficiency  # the instance's GPU's, after the stack is applied
+    stack: StackSpec
+    prefill: tuple[PrefillTime, ...]
+    decode: tuple[DecodeStep, ...]
+    capacity: BsMax
