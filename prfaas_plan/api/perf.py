@@ -1,11 +1,10 @@
-"""Library API of `perf` (a typed result, ``specs.perf``) and `calibrate` (a JSON-ready dict), in SI units."""
+"""Library API of `perf` and `calibrate` (a GPU's overlay): typed results in SI units (``specs.perf``)."""
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -14,8 +13,8 @@ from prfaas_plan.api.inputs import default_lengths, instance, require_context, s
 from prfaas_plan.core import decode, prefill
 from prfaas_plan.errors import SpecError
 from prfaas_plan.io.load import Catalog, load_gpu, load_model
-from prfaas_plan.specs.hardware import Efficiency, GpuSpec
-from prfaas_plan.specs.perf import BsMax, DecodeStep, PerfResult, PrefillTime
+from prfaas_plan.specs.hardware import GpuSpec
+from prfaas_plan.specs.perf import BsMax, CalibrationResult, CalibrationRow, DecodeStep, PerfResult, PrefillTime
 from prfaas_plan.specs.stack import PAPER_STACK, StackSpec
 
 # `--hold` keys, as the hardware YAML's efficiency block spells them -> Efficiency field, scale to SI
@@ -41,12 +40,6 @@ def gpu_lookup(catalog: Catalog | None = None, known: Sequence[GpuSpec] = (),
             return None
 
     return find
-
-
-def _efficiency(e: Efficiency) -> dict[str, Any]:
-    return {"compute": e.compute, "low_precision": e.low_precision, "memory": e.memory, "comm": e.comm,
-            "prefill_overhead_s": e.prefill_overhead_s,
-            "decode_overhead_s": e.decode_overhead_s, "source": e.source}
 
 
 def perf(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int] | None, batches: Sequence[int],
@@ -123,10 +116,10 @@ def _hold_text(hold: Mapping[str, float]) -> str:
 
 
 def calibrate(csv_path: str, *, hardware: str, gpus: int, catalog: Catalog, hold: Mapping[str, float] | None = None,
-              today: dt.date | None = None) -> dict[str, Any]:
+              today: dt.date | None = None) -> CalibrationResult:
     """Fit ``hardware``'s efficiency factors to a measurement CSV (see ``io.measurements``)."""
     from prfaas_plan.core import calibrate as cal  # here: only calibrate fits (optimize imports gpu_lookup)
-    from prfaas_plan.io.measurements import overlay_mapping, overlay_yaml, read_measurements
+    from prfaas_plan.io.measurements import overlay_yaml, read_measurements
 
     # an overlay is the plain roofline (the paper's Table 3 form, docs/sources.md#table-3): fitted from the
     # paper profile's factors,
@@ -148,35 +141,18 @@ def calibrate(csv_path: str, *, hardware: str, gpus: int, catalog: Catalog, hold
             raise exc.at(field="--hold") from None
         raise exc.at(source=csv_path, field=exc.field) from None
     ordered = [r for r in rows if r.kind == "prefill"] + [r for r in rows if r.kind == "decode"]
-    out_rows = []
-    for i, r in enumerate(ordered):
-        out_rows.append({
-            "row": r.row, "kind": r.kind, "model": r.model.name,
-            "length_tokens": r.length if r.kind == "prefill" else None,
-            "batch": r.batch if r.kind == "decode" else None,
-            "context_tokens": r.context if r.kind == "decode" else None,
-            "measured_s": float(fit.measured_s[i]), "predicted_s": float(fit.predicted_s[i]),
-            "rel_error": float(fit.rel_error[i]),
-        })
-    held_names = set(hold or {})
-    status = {n: ("fitted" if n in fit.fitted else "held" if n in held_names else "kept")
-              for n in cal.HOLDABLE}
+    out_rows = tuple(CalibrationRow(
+        row=r.row, kind=r.kind, model=r.model.name, length_tokens=r.length if r.kind == "prefill" else None,
+        batch=r.batch if r.kind == "decode" else None, context_tokens=r.context if r.kind == "decode" else None,
+        measured_s=float(fit.measured_s[i]), predicted_s=float(fit.predicted_s[i]),
+        rel_error=float(fit.rel_error[i])) for i, r in enumerate(ordered))
     held_args = "".join(f" --hold {h}" for h in _hold_text(hold).split(", ")) if hold else ""
     comment = (f"Efficiency overlay for {inst.gpu.name} written by `prfaas-plan calibrate {name} --hardware "
                f"{hardware} --gpus {gpus}{held_args}`.\nFitted: {', '.join(fit.fitted)}; RMS error "
                f"{fit.rms_rel_error:.1%}, max {fit.max_abs_rel_error:.1%} over {len(out_rows)} rows.")
-    return {
-        "hardware": inst.gpu.name,
-        "instance": inst.name,
-        "measurements": csv_path,
-        "efficiency": _efficiency(fit.efficiency),
-        "previous_efficiency": _efficiency(inst.gpu.efficiency),
-        "parameters": status,
-        "fitted": list(fit.fitted),
-        "rows": out_rows,
-        "rms_rel_error": fit.rms_rel_error,
-        "max_abs_rel_error": fit.max_abs_rel_error,
-        "overlay": overlay_mapping(inst.gpu.name, fit.efficiency),
-        "overlay_yaml": overlay_yaml(inst.gpu.name, fit.efficiency, comment=comment),
-        "suggested_path": f"CATALOG_DIR/hardware/{inst.gpu.name}-calibrated.yaml",
-    }
+    return CalibrationResult(
+        hardware=inst.gpu.name, instance=inst.name, measurements=csv_path, efficiency=fit.efficiency,
+        previous_efficiency=inst.gpu.efficiency, holdable=tuple(cal.HOLDABLE), fitted=tuple(fit.fitted),
+        held=tuple(hold or ()), rows=out_rows, rms_rel_error=fit.rms_rel_error,
+        max_abs_rel_error=fit.max_abs_rel_error,
+        overlay_yaml=overlay_yaml(inst.gpu.name, fit.efficiency, comment=comment))

@@ -147,8 +147,5 @@ def calibrate(
             raise SpecError("applies to a profile fit (a benchmark output, the public set, or --name)", field=option)
     result = api_perf.calibrate(str(measurements[0]), hardware=hardware or "H200", gpus=8 if gpus is None else gpus,
                                 catalog=cat, hold=api_perf.parse_hold(hold or []))
-    written = None
-    if output is not None:
-        written = str(write_overlay(output, result["overlay_yaml"]))
-        result["written"] = written
+    written = None if output is None else str(write_overlay(output, result.overlay_yaml))
     views_perf.emit_calibrate(fmt, result, written=written)

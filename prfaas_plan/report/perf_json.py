@@ -1,13 +1,21 @@
-"""The JSON and CSV rows of `perf`, written from the typed ``specs.perf`` results:
+"""The JSON and CSV rows of `perf` and `calibrate`, written from the typed ``specs.perf`` results:
 the one place their keys are spelled (SI units, the unit in the key)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from prfaas_plan.io.overlay import overlay_mapping
 from prfaas_plan.report.stack_json import stack_json
 from prfaas_plan.specs.hardware import Efficiency
-from prfaas_plan.specs.perf import BsMax, DecodeStep, PerfResult, PrefillTime
+from prfaas_plan.specs.perf import (
+    BsMax,
+    CalibrationResult,
+    CalibrationRow,
+    DecodeStep,
+    PerfResult,
+    PrefillTime,
+)
 
 # a CSV row of `perf` is a prefill or a decode row: the union of both, in this order
 _PERF_CSV_KEYS = ("table", "length_tokens", "batch", "context_tokens", "prefill_s", "prefill_s_p10", "prefill_s_p90",
@@ -54,3 +62,23 @@ def perf_csv_rows(r: PerfResult) -> list[dict[str, Any]]:
     rows = [{"table": "prefill", **_prefill(p)} for p in r.prefill] + [
         {"table": "decode", **_decode(d)} for d in r.decode]
     return [{k: row.get(k) for k in _PERF_CSV_KEYS} for row in rows]
+
+
+def _calibration_row(x: CalibrationRow) -> dict[str, Any]:
+    return {"row": x.row, "kind": x.kind, "model": x.model, "length_tokens": x.length_tokens, "batch": x.batch,
+            "context_tokens": x.context_tokens, "measured_s": x.measured_s, "predicted_s": x.predicted_s,
+            "rel_error": x.rel_error}
+
+
+def calibrate_rows(r: CalibrationResult) -> list[dict[str, Any]]:
+    return [_calibration_row(x) for x in r.rows]
+
+
+def calibrate_json(r: CalibrationResult, *, written: str | None = None) -> dict[str, Any]:
+    out = {"hardware": r.hardware, "instance": r.instance, "measurements": r.measurements,
+           "efficiency": efficiency_json(r.efficiency), "previous_efficiency": efficiency_json(r.previous_efficiency),
+           "parameters": {n: r.how(n) for n in r.holdable}, "fitted": list(r.fitted), "rows": calibrate_rows(r),
+           "rms_rel_error": r.rms_rel_error, "max_abs_rel_error": r.max_abs_rel_error,
+           "overlay": overlay_mapping(r.hardware, r.efficiency), "overlay_yaml": r.overlay_yaml,
+           "suggested_path": r.suggested_path}
+    return out if written is None else out | {"written": written}

@@ -1,15 +1,26 @@
-"""Views of `perf` and `calibrate`: which rows go to CSV and how the tables read (`perf`: typed)."""
+"""Views of `perf` and `calibrate`: the tables read the typed results (a profile fit: its dict);
+JSON and CSV are ``perf_json``'s."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.report.perf_json import perf_csv_rows, perf_json
+from prfaas_plan.report.perf_json import (
+    calibrate_json,
+    calibrate_rows,
+    perf_csv_rows,
+    perf_json,
+)
 from prfaas_plan.report.render import emit, num, table
 from prfaas_plan.report.views import band, stack_text
 from prfaas_plan.specs.hardware import Efficiency
-from prfaas_plan.specs.perf import BsMax, PerfResult
+from prfaas_plan.specs.perf import BsMax, CalibrationResult, PerfResult
+
+# the overlay's factors as the table names them; None: a time, shown in ms
+_FACTORS = (("compute", "compute", 3), ("low_precision", "low precision", 3), ("memory", "memory", 3),
+            ("comm", "comm", 3), ("prefill_overhead_s", "prefill overhead ms", None),
+            ("decode_overhead_s", "decode overhead ms", None))
 
 
 def _ms(s: float) -> str:
@@ -59,32 +70,30 @@ def emit_perf(fmt: str, r: PerfResult) -> None:
     emit(fmt, perf_json(r), rows=perf_csv_rows(r), tables=tables)
 
 
-def emit_calibrate(fmt: str, r: dict[str, Any], *, written: str | None = None) -> None:
+def emit_calibrate(fmt: str, r: CalibrationResult, *, written: str | None = None) -> None:
     def tables():
-        e, prev = r["efficiency"], r["previous_efficiency"]
-        names = [("compute", "compute", 3), ("low_precision", "low precision", 3), ("memory", "memory", 3),
-                 ("comm", "comm", 3),
-                 ("prefill_overhead_s", "prefill overhead ms", None), ("decode_overhead_s", "decode overhead ms", None)]
-        factors = table(f"{r['hardware']} efficiency ({r['instance']})", ["factor", "value", "was", "how"],
-                        [[label, num(e[k], d) if d else _ms(e[k]), num(prev[k], d) if d else _ms(prev[k]),
-                          r["parameters"][k]] for k, label, d in names],
-                        caption=e["source"])
+        e, prev = r.efficiency, r.previous_efficiency
+        factors = table(f"{r.hardware} efficiency ({r.instance})", ["factor", "value", "was", "how"],
+                        [[label, num(getattr(e, k), d) if d else _ms(getattr(e, k)),
+                          num(getattr(prev, k), d) if d else _ms(getattr(prev, k)), r.how(k)]
+                         for k, label, d in _FACTORS],
+                        caption=e.source)
         rows = table("Measured vs predicted", ["row", "kind", "model", "length / batch@context", "measured s",
                                                "predicted s", "error"],
-                     [[x["row"], x["kind"], x["model"],
-                       units.format_length(x["length_tokens"]) if x["kind"] == "prefill"
-                       else f"{x['batch']}@{units.format_length(x['context_tokens'])}",
-                       num(x["measured_s"], 4), num(x["predicted_s"], 4), f"{x['rel_error']:+.1%}"] for x in r["rows"]],
-                     caption=f"RMS error {r['rms_rel_error']:.1%}, max {r['max_abs_rel_error']:.1%} "
+                     [[x.row, x.kind, x.model,
+                       units.format_length(x.length_tokens) if x.kind == "prefill"
+                       else f"{x.batch}@{units.format_length(x.context_tokens)}",
+                       num(x.measured_s, 4), num(x.predicted_s, 4), f"{x.rel_error:+.1%}"] for x in r.rows],
+                     caption=f"RMS error {r.rms_rel_error:.1%}, max {r.max_abs_rel_error:.1%} "
                              "(error = predicted / measured - 1)")
         if written:
             where = f"Wrote the overlay to {written}; it applies wherever that folder's parent is a catalog."
         else:
-            where = (f"Not written. Save it with --output {r['suggested_path']} and pass --catalog CATALOG_DIR "
-                     "(or set $PRFAAS_PLAN_CATALOG) to use it:\n" + r["overlay_yaml"].rstrip())
+            where = (f"Not written. Save it with --output {r.suggested_path} and pass --catalog CATALOG_DIR "
+                     "(or set $PRFAAS_PLAN_CATALOG) to use it:\n" + r.overlay_yaml.rstrip())
         return [factors, rows, where]
 
-    emit(fmt, r, rows=r["rows"], tables=tables)
+    emit(fmt, calibrate_json(r, written=written), rows=calibrate_rows(r), tables=tables)
 
 
 def emit_calibrate_stack(fmt: str, r: dict[str, Any], *, written: str | None = None) -> None:

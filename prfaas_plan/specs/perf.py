@@ -1,5 +1,5 @@
-"""Typed results of `perf` (analytic prefill and decode, BS_max); SI units. Their JSON and CSV are
-written by ``report.perf_json``."""
+"""Typed results of `perf` (analytic prefill and decode, BS_max) and `calibrate` (a GPU's overlay);
+SI units. Their JSON and CSV are written by ``report.perf_json``."""
 
 from __future__ import annotations
 
@@ -76,3 +76,44 @@ class PerfResult:
     prefill: tuple[PrefillTime, ...]
     decode: tuple[DecodeStep, ...]
     capacity: BsMax
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CalibrationRow:
+    """One measured time against the fitted model; a prefill has a length, a decode step a batch and context."""
+
+    row: int | None  # the CSV's line
+    kind: str  # prefill or decode
+    model: str
+    length_tokens: int | None
+    batch: int | None
+    context_tokens: int | None
+    measured_s: float
+    predicted_s: float
+    rel_error: float  # predicted / measured - 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CalibrationResult:
+    """`calibrate` of one GPU: its efficiency overlay fitted to a measurement CSV."""
+
+    hardware: str
+    instance: str
+    measurements: str  # the CSV, as given
+    efficiency: Efficiency  # fitted
+    previous_efficiency: Efficiency
+    holdable: tuple[str, ...]  # every factor a fit may move, in Efficiency's order
+    fitted: tuple[str, ...]
+    held: tuple[str, ...]
+    rows: tuple[CalibrationRow, ...]  # prefill rows first
+    rms_rel_error: float
+    max_abs_rel_error: float
+    overlay_yaml: str  # the overlay file's text, with a comment saying how it was made
+
+    def how(self, name: str) -> str:
+        """fitted, held or kept (the previous value)."""
+        return "fitted" if name in self.fitted else "held" if name in self.held else "kept"
+
+    @property
+    def suggested_path(self) -> str:
+        return f"CATALOG_DIR/hardware/{self.hardware}-calibrated.yaml"
