@@ -135,10 +135,7 @@ def calibrate(
                             field="--hold")
         result = calibrate_stack(measurements, name=name or "calibrated", catalog=cat, hardware=hardware, gpus=gpus,
                                  model=model, base=stack, input_tokens=input_tokens, batch=batch)
-        written = None
-        if output is not None:
-            written = str(write_overlay(output, result["stack_yaml"]))
-            result["written"] = written
+        written = None if output is None else str(write_overlay(output, result.stack_yaml))
         views_perf.emit_calibrate_stack(fmt, result, written=written)
         return
     for option, value in (("--model", model), ("--input-tokens", input_tokens), ("--batch", batch),

@@ -15,6 +15,8 @@ from prfaas_plan.specs.perf import (
     DecodeStep,
     PerfResult,
     PrefillTime,
+    StackCalibration,
+    StackPoint,
 )
 
 # a CSV row of `perf` is a prefill or a decode row: the union of both, in this order
@@ -81,4 +83,22 @@ def calibrate_json(r: CalibrationResult, *, written: str | None = None) -> dict[
            "rms_rel_error": r.rms_rel_error, "max_abs_rel_error": r.max_abs_rel_error,
            "overlay": overlay_mapping(r.hardware, r.efficiency), "overlay_yaml": r.overlay_yaml,
            "suggested_path": r.suggested_path}
+    return out if written is None else out | {"written": written}
+
+
+def _stack_point(p: StackPoint) -> dict[str, Any]:
+    return {"file": p.file, "line": p.line, "model": p.model, "instance": p.instance, "kind": p.kind,
+            "tokens": p.tokens, "batch": p.batch, "measured_s": p.measured_s, "predicted_s": p.predicted_s,
+            "rel_error": p.rel_error, "held_out_ratio": p.held_out_ratio}
+
+
+def calibrate_stack_rows(r: StackCalibration) -> list[dict[str, Any]]:
+    return [_stack_point(p) for p in r.rows]
+
+
+def calibrate_stack_json(r: StackCalibration, *, written: str | None = None) -> dict[str, Any]:
+    lo, hi = r.profile.prefill_band
+    out = {"name": r.profile.name, "base": r.base, "fitted": list(r.fitted), "parameters": dict(r.parameters),
+           "rows": calibrate_stack_rows(r), "median_abs_rel_error": r.median_abs_rel_error, "band_p10": lo,
+           "band_p90": hi, "band_from": r.profile.band_from, "stack_yaml": r.stack_yaml}
     return out if written is None else out | {"written": written}

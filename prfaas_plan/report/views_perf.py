@@ -1,21 +1,20 @@
-"""Views of `perf` and `calibrate`: the tables read the typed results (a profile fit: its dict);
-JSON and CSV are ``perf_json``'s."""
+"""Views of `perf` and `calibrate`: the tables read the typed results; JSON and CSV are ``perf_json``'s."""
 
 from __future__ import annotations
-
-from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.perf_json import (
     calibrate_json,
     calibrate_rows,
+    calibrate_stack_json,
+    calibrate_stack_rows,
     perf_csv_rows,
     perf_json,
 )
 from prfaas_plan.report.render import emit, num, table
 from prfaas_plan.report.views import band, stack_text
 from prfaas_plan.specs.hardware import Efficiency
-from prfaas_plan.specs.perf import BsMax, CalibrationResult, PerfResult
+from prfaas_plan.specs.perf import BsMax, CalibrationResult, PerfResult, StackCalibration
 
 # the overlay's factors as the table names them; None: a time, shown in ms
 _FACTORS = (("compute", "compute", 3), ("low_precision", "low precision", 3), ("memory", "memory", 3),
@@ -96,19 +95,20 @@ def emit_calibrate(fmt: str, r: CalibrationResult, *, written: str | None = None
     emit(fmt, calibrate_json(r, written=written), rows=calibrate_rows(r), tables=tables)
 
 
-def emit_calibrate_stack(fmt: str, r: dict[str, Any], *, written: str | None = None) -> None:
+def emit_calibrate_stack(fmt: str, r: StackCalibration, *, written: str | None = None) -> None:
     def tables():
-        params = table(f"Profile {r['name']} (from {r['base']}): fitted parameters", ["parameter", "value"],
-                       [[n, f"{v:.4g}"] for n, v in r["parameters"].items()])
+        lo, hi = r.profile.prefill_band
+        params = table(f"Profile {r.profile.name} (from {r.base}): fitted parameters", ["parameter", "value"],
+                       [[n, f"{v:.4g}"] for n, v in r.parameters])
         rows = table("Per point (measured vs the fit)", ["file", "line", "model", "instance", "kind", "tokens",
                                                           "batch", "measured s", "fit s", "error", "held out"],
-                     [[row["file"].rsplit("/", 1)[-1], row["line"], row["model"], row["instance"], row["kind"],
-                       row["tokens"], row["batch"], num(row["measured_s"], 4), num(row["predicted_s"], 4),
-                       f"{row['rel_error']:+.1%}", f"x{row['held_out_ratio']:.2f}"] for row in r["rows"]],
-                     caption=(f"median |error| {r['median_abs_rel_error']:.1%}; P10-P90 band "
-                              f"x{r['band_p10']:.2f}..x{r['band_p90']:.2f} ({r['band_from']})"))
+                     [[p.file.rsplit("/", 1)[-1], p.line, p.model, p.instance, p.kind, p.tokens, p.batch,
+                       num(p.measured_s, 4), num(p.predicted_s, 4), f"{p.rel_error:+.1%}",
+                       f"x{p.held_out_ratio:.2f}"] for p in r.rows],
+                     caption=(f"median |error| {r.median_abs_rel_error:.1%}; P10-P90 band "
+                              f"x{lo:.2f}..x{hi:.2f} ({r.profile.band_from})"))
         tail = f"wrote {written}" if written else "profile YAML (write it with -o CATALOG_DIR/stacks/NAME.yaml):\n" + \
-            r["stack_yaml"].rstrip()
+            r.stack_yaml.rstrip()
         return [params, rows, tail]
 
-    emit(fmt, r, rows=r["rows"], tables=tables)
+    emit(fmt, calibrate_stack_json(r, written=written), rows=calibrate_stack_rows(r), tables=tables)

@@ -1,5 +1,5 @@
-"""Typed results of `perf` (analytic prefill and decode, BS_max) and `calibrate` (a GPU's overlay);
-SI units. Their JSON and CSV are written by ``report.perf_json``."""
+"""Typed results of `perf` (analytic prefill and decode, BS_max) and `calibrate` (a GPU's overlay,
+or a serving-stack profile); SI units. Their JSON and CSV are written by ``report.perf_json``."""
 
 from __future__ import annotations
 
@@ -117,3 +117,37 @@ class CalibrationResult:
     @property
     def suggested_path(self) -> str:
         return f"CATALOG_DIR/hardware/{self.hardware}-calibrated.yaml"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StackPoint:
+    """One measured point of a profile fit: where it came from, the fit's time and the held-out ratio."""
+
+    file: str  # its source: a benchmark file, or a row's source in the public set
+    line: int | None
+    model: str
+    instance: str
+    kind: str
+    tokens: int | None
+    batch: int | None
+    measured_s: float
+    predicted_s: float
+    rel_error: float  # predicted / measured - 1
+    held_out_ratio: float  # measured / predicted by a fit without its source (in-sample with < 3 sources)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StackCalibration:
+    """`calibrate` into a serving-stack profile: the fitted profile and its residuals."""
+
+    profile: StackSpec  # fitted; its prefill_band and band_from are the fit's
+    base: str  # the profile the fit started from
+    fitted: tuple[str, ...]  # in the order they were fitted
+    rows: tuple[StackPoint, ...]
+    median_abs_rel_error: float
+    stack_yaml: str  # the profile as stacks/NAME.yaml
+
+    @property
+    def parameters(self) -> tuple[tuple[str, float], ...]:
+        """The fitted parameters and their values (SI)."""
+        return tuple((n, getattr(self.profile.efficiency, n)) for n in self.fitted)
