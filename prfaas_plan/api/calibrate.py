@@ -27,6 +27,7 @@ from prfaas_plan.core import fit
 from prfaas_plan.errors import SpecError
 from prfaas_plan.io.load import Catalog, load_gpu, load_model
 from prfaas_plan.specs.hardware import InstanceSpec
+from prfaas_plan.specs.perf import StackCalibration, StackPoint
 from prfaas_plan.specs.stack import StackSpec
 
 # which parameters a few points fit first (the rest stay the base profile's)
@@ -81,7 +82,7 @@ def _bench_points(path: Path, *, hardware: str | None, gpus: int | None, model: 
 
 def calibrate_stack(paths: Sequence[Path], *, name: str, catalog: Catalog, hardware: str | None = None,
                     gpus: int | None = None, model: str | None = None, base: str | None = None,
-                    input_tokens: int | None = None, batch: int | None = None) -> dict[str, Any]:
+                    input_tokens: int | None = None, batch: int | None = None) -> StackCalibration:
     """Fit a serving-stack profile on the points of ``paths``; its YAML, its parameters and residuals."""
     from prfaas_plan.io import measurement_set as ms
 
@@ -114,15 +115,14 @@ def calibrate_stack(paths: Sequence[Path], *, name: str, catalog: Catalog, hardw
                      measurements=", ".join(str(p) for p in paths),
                      points=len(points), sources=len(sources), prefill_band=(min(lo, 1.0), max(hi, 1.0)),
                      decode_band=None, band_from=band_from)
-    rows = [{"file": p.source, "line": p.row, "model": p.model.name, "instance": p.instance.name, "kind": p.kind,
-             "tokens": p.length, "batch": p.batch, "measured_s": p.measured_s,
-             "predicted_s": float(whole.predicted_s[i]), "rel_error": float(whole.predicted_s[i] / p.measured_s - 1),
-             "held_out_ratio": float(held[i])} for i, p in enumerate(points)]
-    return {"name": name, "base": prof.name, "fitted": list(whole.fitted),
-            "parameters": {n: getattr(whole.efficiency, n) for n in whole.fitted}, "rows": rows,
-            "median_abs_rel_error": float(np.median(np.abs(1 / whole.ratio - 1))),
-            "band_p10": spec.prefill_band[0], "band_p90": spec.prefill_band[1], "band_from": band_from,
-            "stack_yaml": stack_yaml(spec)}
+    rows = tuple(StackPoint(
+        file=p.source, line=p.row, model=p.model.name, instance=p.instance.name, kind=p.kind, tokens=p.length,
+        batch=p.batch, measured_s=p.measured_s, predicted_s=float(whole.predicted_s[i]),
+        rel_error=float(whole.predicted_s[i] / p.measured_s - 1), held_out_ratio=float(held[i]))
+        for i, p in enumerate(points))
+    return StackCalibration(profile=spec, base=prof.name, fitted=tuple(whole.fitted), rows=rows,
+                            median_abs_rel_error=float(np.median(np.abs(1 / whole.ratio - 1))),
+                            stack_yaml=stack_yaml(spec))
 
 
 def stack_yaml(st: StackSpec) -> str:

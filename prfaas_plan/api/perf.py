@@ -1,11 +1,10 @@
-"""Library API of `perf` and `calibrate`: plain, JSON-ready dicts in SI units with unit-suffixed keys."""
+"""Library API of `perf` and `calibrate` (a GPU's overlay): typed results in SI units (``specs.perf``)."""
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -14,8 +13,8 @@ from prfaas_plan.api.inputs import default_lengths, instance, require_context, s
 from prfaas_plan.core import decode, prefill
 from prfaas_plan.errors import SpecError
 from prfaas_plan.io.load import Catalog, load_gpu, load_model
-from prfaas_plan.report.stack_json import stack_json
-from prfaas_plan.specs.hardware import Efficiency, GpuSpec
+from prfaas_plan.specs.hardware import GpuSpec
+from prfaas_plan.specs.perf import BsMax, CalibrationResult, CalibrationRow, DecodeStep, PerfResult, PrefillTime
 from prfaas_plan.specs.stack import PAPER_STACK, StackSpec
 
 # `--hold` keys, as the hardware YAML's efficiency block spells them -> Efficiency field, scale to SI
@@ -43,16 +42,10 @@ def gpu_lookup(catalog: Catalog | None = None, known: Sequence[GpuSpec] = (),
     return find
 
 
-def _efficiency(e: Efficiency) -> dict[str, Any]:
-    return {"compute": e.compute, "low_precision": e.low_precision, "memory": e.memory, "comm": e.comm,
-            "prefill_overhead_s": e.prefill_overhead_s,
-            "decode_overhead_s": e.decode_overhead_s, "source": e.source}
-
-
 def perf(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int] | None, batches: Sequence[int],
          context: int, tpot_s: float, output_tokens: int, catalog: Catalog,
          memory_fraction: float = decode.DEFAULT_MEMORY_FRACTION, allow_beyond_context: bool = False,
-         stack: str | None = None) -> dict[str, Any]:
+         stack: str | None = None) -> PerfResult:
     """Analytic prefill per length, decode step per batch at one context, and BS_max for a TPOT SLO,
     on the serving stack ``stack`` (the default when None); times with the stack's P10-P90 band.
 
@@ -75,33 +68,24 @@ def perf(model_ref: str, *, hardware: str, gpus: int, lengths: Sequence[int] | N
     step = decode.decode_step(m, inst, np.asarray(batches, dtype=np.float64), context)
     cap = decode.decode_capacity(m, inst, tpot_s=tpot_s, context=context, output_tokens=output_tokens,
                                  memory_fraction=memory_fraction)
-    return {
-        "model": m.name,
-        "instance": inst.name,
-        "efficiency": _efficiency(inst.gpu.efficiency),
-        "stack": stack_json(prof),
-        "prefill": [{"length_tokens": int(n), "prefill_s": float(pre.seconds[i]),
-                     "prefill_s_p10": float(pre.seconds[i] * plo), "prefill_s_p90": float(pre.seconds[i] * phi),
-                     "bound": str(pre.bound[i]),
-                     "compute_s": float(pre.compute_s[i]), "memory_s": float(pre.memory_s[i]),
-                     "activation_s": float(pre.activation_s[i]), "comm_s": float(pre.comm_s[i]),
-                     "overhead_s": float(pre.overhead_s[i])} for i, n in enumerate(lengths)],
-        "decode": [{"batch": int(b), "context_tokens": int(context), "step_s": float(step.seconds[i]),
-                    "step_s_p10": float(step.seconds[i] * dlo), "step_s_p90": float(step.seconds[i] * dhi),
-                    "tokens_per_s": float(b / step.seconds[i]), "bound": str(step.bound[i]),
-                    "compute_s": float(step.compute_s[i]), "memory_s": float(step.memory_s[i]),
-                    "comm_s": float(step.comm_s[i]), "overhead_s": float(step.overhead_s[i])}
-                   for i, b in enumerate(batches)],
-        "bs_max": cap.bs_max,
-        "decode_capacity": {
-            "bs_max": cap.bs_max, "bs_tpot": cap.bs_slo, "bs_memory": cap.bs_memory, "binding": cap.binding,
-            "tpot_s": cap.tpot_s, "context_tokens": int(context), "output_tokens": int(output_tokens),
-            "memory_fraction": memory_fraction, "step_s": cap.step_s, "tokens_per_s": cap.tokens_per_s,
-            "requests_per_s": cap.requests_per_s,
+    return PerfResult(
+        model=m.name, instance=inst.name, efficiency=inst.gpu.efficiency, stack=prof,
+        prefill=tuple(PrefillTime(
+            length_tokens=int(n), prefill_s=float(pre.seconds[i]), prefill_s_p10=float(pre.seconds[i] * plo),
+            prefill_s_p90=float(pre.seconds[i] * phi), bound=str(pre.bound[i]), compute_s=float(pre.compute_s[i]),
+            memory_s=float(pre.memory_s[i]), activation_s=float(pre.activation_s[i]), comm_s=float(pre.comm_s[i]),
+            overhead_s=float(pre.overhead_s[i])) for i, n in enumerate(lengths)),
+        decode=tuple(DecodeStep(
+            batch=int(b), context_tokens=int(context), step_s=float(step.seconds[i]),
+            step_s_p10=float(step.seconds[i] * dlo), step_s_p90=float(step.seconds[i] * dhi),
+            bound=str(step.bound[i]), compute_s=float(step.compute_s[i]), memory_s=float(step.memory_s[i]),
+            comm_s=float(step.comm_s[i]), overhead_s=float(step.overhead_s[i])) for i, b in enumerate(batches)),
+        capacity=BsMax(
+            bs_max=cap.bs_max, bs_tpot=cap.bs_slo, bs_memory=cap.bs_memory, binding=cap.binding, tpot_s=cap.tpot_s,
+            context_tokens=int(context), output_tokens=int(output_tokens), memory_fraction=memory_fraction,
+            step_s=cap.step_s, tokens_per_s=cap.tokens_per_s, requests_per_s=cap.requests_per_s,
             # a decode step P90 x slower serves 1/P90 the tokens at the same batch (the SLO aside)
-            "requests_per_s_p10": cap.requests_per_s / dhi, "requests_per_s_p90": cap.requests_per_s / dlo,
-        },
-    }
+            requests_per_s_p10=cap.requests_per_s / dhi, requests_per_s_p90=cap.requests_per_s / dlo))
 
 
 def parse_hold(items: Sequence[str]) -> dict[str, float]:
@@ -132,10 +116,10 @@ def _hold_text(hold: Mapping[str, float]) -> str:
 
 
 def calibrate(csv_path: str, *, hardware: str, gpus: int, catalog: Catalog, hold: Mapping[str, float] | None = None,
-              today: dt.date | None = None) -> dict[str, Any]:
+              today: dt.date | None = None) -> CalibrationResult:
     """Fit ``hardware``'s efficiency factors to a measurement CSV (see ``io.measurements``)."""
     from prfaas_plan.core import calibrate as cal  # here: only calibrate fits (optimize imports gpu_lookup)
-    from prfaas_plan.io.measurements import overlay_mapping, overlay_yaml, read_measurements
+    from prfaas_plan.io.measurements import overlay_yaml, read_measurements
 
     # an overlay is the plain roofline (the paper's Table 3 form, docs/sources.md#table-3): fitted from the
     # paper profile's factors,
@@ -157,35 +141,18 @@ def calibrate(csv_path: str, *, hardware: str, gpus: int, catalog: Catalog, hold
             raise exc.at(field="--hold") from None
         raise exc.at(source=csv_path, field=exc.field) from None
     ordered = [r for r in rows if r.kind == "prefill"] + [r for r in rows if r.kind == "decode"]
-    out_rows = []
-    for i, r in enumerate(ordered):
-        out_rows.append({
-            "row": r.row, "kind": r.kind, "model": r.model.name,
-            "length_tokens": r.length if r.kind == "prefill" else None,
-            "batch": r.batch if r.kind == "decode" else None,
-            "context_tokens": r.context if r.kind == "decode" else None,
-            "measured_s": float(fit.measured_s[i]), "predicted_s": float(fit.predicted_s[i]),
-            "rel_error": float(fit.rel_error[i]),
-        })
-    held_names = set(hold or {})
-    status = {n: ("fitted" if n in fit.fitted else "held" if n in held_names else "kept")
-              for n in cal.HOLDABLE}
+    out_rows = tuple(CalibrationRow(
+        row=r.row, kind=r.kind, model=r.model.name, length_tokens=r.length if r.kind == "prefill" else None,
+        batch=r.batch if r.kind == "decode" else None, context_tokens=r.context if r.kind == "decode" else None,
+        measured_s=float(fit.measured_s[i]), predicted_s=float(fit.predicted_s[i]),
+        rel_error=float(fit.rel_error[i])) for i, r in enumerate(ordered))
     held_args = "".join(f" --hold {h}" for h in _hold_text(hold).split(", ")) if hold else ""
     comment = (f"Efficiency overlay for {inst.gpu.name} written by `prfaas-plan calibrate {name} --hardware "
                f"{hardware} --gpus {gpus}{held_args}`.\nFitted: {', '.join(fit.fitted)}; RMS error "
                f"{fit.rms_rel_error:.1%}, max {fit.max_abs_rel_error:.1%} over {len(out_rows)} rows.")
-    return {
-        "hardware": inst.gpu.name,
-        "instance": inst.name,
-        "measurements": csv_path,
-        "efficiency": _efficiency(fit.efficiency),
-        "previous_efficiency": _efficiency(inst.gpu.efficiency),
-        "parameters": status,
-        "fitted": list(fit.fitted),
-        "rows": out_rows,
-        "rms_rel_error": fit.rms_rel_error,
-        "max_abs_rel_error": fit.max_abs_rel_error,
-        "overlay": overlay_mapping(inst.gpu.name, fit.efficiency),
-        "overlay_yaml": overlay_yaml(inst.gpu.name, fit.efficiency, comment=comment),
-        "suggested_path": f"CATALOG_DIR/hardware/{inst.gpu.name}-calibrated.yaml",
-    }
+    return CalibrationResult(
+        hardware=inst.gpu.name, instance=inst.name, measurements=csv_path, efficiency=fit.efficiency,
+        previous_efficiency=inst.gpu.efficiency, holdable=tuple(cal.HOLDABLE), fitted=tuple(fit.fitted),
+        held=tuple(hold or ()), rows=out_rows, rms_rel_error=fit.rms_rel_error,
+        max_abs_rel_error=fit.max_abs_rel_error,
+        overlay_yaml=overlay_yaml(inst.gpu.name, fit.efficiency, comment=comment))

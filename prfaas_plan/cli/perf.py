@@ -135,10 +135,7 @@ def calibrate(
                             field="--hold")
         result = calibrate_stack(measurements, name=name or "calibrated", catalog=cat, hardware=hardware, gpus=gpus,
                                  model=model, base=stack, input_tokens=input_tokens, batch=batch)
-        written = None
-        if output is not None:
-            written = str(write_overlay(output, result["stack_yaml"]))
-            result["written"] = written
+        written = None if output is None else str(write_overlay(output, result.stack_yaml))
         views_perf.emit_calibrate_stack(fmt, result, written=written)
         return
     for option, value in (("--model", model), ("--input-tokens", input_tokens), ("--batch", batch),
@@ -147,8 +144,5 @@ def calibrate(
             raise SpecError("applies to a profile fit (a benchmark output, the public set, or --name)", field=option)
     result = api_perf.calibrate(str(measurements[0]), hardware=hardware or "H200", gpus=8 if gpus is None else gpus,
                                 catalog=cat, hold=api_perf.parse_hold(hold or []))
-    written = None
-    if output is not None:
-        written = str(write_overlay(output, result["overlay_yaml"]))
-        result["written"] = written
+    written = None if output is None else str(write_overlay(output, result.overlay_yaml))
     views_perf.emit_calibrate(fmt, result, written=written)

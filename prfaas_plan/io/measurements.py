@@ -23,12 +23,13 @@ import csv
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 import yaml
 
 from prfaas_plan import units
 from prfaas_plan.errors import SpecError
+from prfaas_plan.io.overlay import overlay_mapping
 from prfaas_plan.specs.hardware import Efficiency
 
 M = TypeVar("M")
@@ -178,22 +179,6 @@ def read_measurements(path: Path | str, resolve: Callable[[str], M]) -> tuple[Me
     if not out:
         raise SpecError("the file has a header but no measurement rows", source=source)
     return tuple(out)
-
-
-def overlay_mapping(hardware: str, efficiency: Efficiency) -> dict[str, Any]:
-    """The ``EfficiencyOverlay`` YAML mapping (units in the keys, as hardware YAML spells them)."""
-    return {
-        "overlay": hardware,
-        "efficiency": {
-            "compute": round(efficiency.compute, 4),
-            "low_precision": round(efficiency.low_precision, 4),
-            "memory": round(efficiency.memory, 4),
-            "comm": round(efficiency.comm, 4),
-            "prefill_overhead_ms": round(float(units.s_to_ms(efficiency.prefill_overhead_s)), 2),
-            "decode_overhead_ms": round(float(units.s_to_ms(efficiency.decode_overhead_s)), 3),
-            "source": efficiency.source,
-        },
-    }
 
 
 def overlay_yaml(hardware: str, efficiency: Efficiency, *, comment: str = "") -> str:

@@ -1,4 +1,5 @@
-"""The "stack" key of every output that used a serving-stack profile (`kv-rate`, `perf`, `stacks`)."""
+"""The JSON of the serving-stack profile an output used: the one place its keys are spelled
+(here, below the api layer, so the writers of ``report`` can use it too)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import textwrap
-from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.catalog_json import (
@@ -107,16 +106,10 @@ def band(lo: float, hi: float, digits: int) -> str:
 
 
 def stack_text(prof: StackSpec) -> str:
-    """Which profile an output used and where its P10-P90 comes from (``stack_line`` of the typed profile)."""
+    """Which profile an output used and where its P10-P90 comes from."""
     lo, hi = prof.band("prefill")
     return (f"stack {prof.name} ({prof.engine} {prof.versions}): P10-P90 = x{lo:.2f}..x{hi:.2f} of a modelled time "
             f"({prof.band_from}); measured rows are their own")
-
-
-def stack_line(st: dict[str, Any]) -> str:
-    """Which profile an output used and where its P10-P90 comes from."""
-    return (f"stack {st['name']} ({st['engine']} {st['versions']}): P10-P90 = x{st['prefill_band_p10']:.2f}.."
-            f"x{st['prefill_band_p90']:.2f} of a modelled time ({st['band_from']}); measured rows are their own")
 
 
 def emit_stacks(fmt: str, rows: tuple[StackRow, ...]) -> None:
