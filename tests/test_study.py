@@ -387,3 +387,25 @@ def test_axes_that_combine_are_left_to_their_points(tmp_path):
     assert res.exit_code == 1 and "1 of 2 points failed" in res.output
     rows = out.read_text().splitlines()
     assert ',"ok",' in rows[1] and "threshold range 128..131072 lies outside the workload's lengths" in rows[2]
+
+
+@pytest.mark.parametrize("ref", ["paper-case-study", "two-regions"])
+def test_a_size_row_is_what_size_prints(ref):
+    """A study's size row (read from the typed result) against `size --format json` read by key."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from prfaas_plan.api.study_rows import size_row
+    from prfaas_plan.cli import app
+
+    d = json.loads(CliRunner().invoke(app, ["size", ref, "--format", "json"]).stdout)
+    row = size_row(load_scenario(ref, Catalog.default()))
+    b = d["best"]
+    homs = {k: v for k, v in d["homogeneous"].items() if "cost" in v}
+    hk = min(homs, key=lambda k: homs[k]["cost"]["per_hour"])
+    assert row["cost_per_hour"] == b["cost"]["per_hour"] and row["gpus"] == b["gpus"] and row["kind"] == b["kind"]
+    assert row["prefill_instances"] == b["prefill_service"]["instances"]
+    assert (row["homogeneous_hardware"], row["homogeneous_cost_per_hour"]) == (hk, homs[hk]["cost"]["per_hour"])
+    assert row["saving_vs_homogeneous"] == d["savings"]["vs_best_homogeneous"]["fraction"]
+    assert row["splits"].count("N_p/N_d=") == len(b["sites"])

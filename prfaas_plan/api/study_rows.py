@@ -68,21 +68,27 @@ def optimize_row(sc: ScenarioSpec) -> dict[str, Any]:
 
 
 def size_row(sc: ScenarioSpec) -> dict[str, Any]:
+    """``size``'s headline: the cheapest fleet, its cost and what it saves on the cheapest homogeneous PD."""
     from prfaas_plan.api.size import size
-    from prfaas_plan.report.size_json import size_json
 
-    d = size_json(size(sc))
-    b = d["best"]
-    homs = {k: v for k, v in (d.get("homogeneous") or {}).items() if v}
-    hk = min(homs, key=lambda k: homs[k]["cost"]["per_hour"]) if homs else None
-    saving = (d.get("savings") or {}).get("vs_best_homogeneous")
-    return {"demand_rps": d["demand_rps"], "kind": b["kind"], "cost_per_hour": b["cost"]["per_hour"],
-            "gpus": b["gpus"], "prefill_hardware": (b.get("prefill_service") or {}).get("hardware"),
-            "prefill_instances": (b.get("prefill_service") or {}).get("instances"), "tightest": b.get("tightest"),
-            "homogeneous_hardware": hk, "homogeneous_cost_per_hour": homs[hk]["cost"]["per_hour"] if hk else None,
-            "saving_vs_homogeneous": saving["fraction"] if saving else None,
-            "splits": "; ".join(f"{n} {s['instances']}x{s['gpus_per_instance']}x{s['hardware']} "
-                                f"N_p/N_d={s['n_p']}/{s['n_d']}" for n, s in b["sites"].items())}
+    r = size(sc)
+    b, hom = r.best, r.best_homogeneous
+    homs = [p for _, p, _ in r.homogeneous if p is not None]
+    cheapest = min(homs, key=lambda p: p.cost.per_hour) if homs else None
+    saving = (None if hom is None or hom.cost.per_hour <= 0
+              else (hom.cost.per_hour - b.cost.per_hour) / hom.cost.per_hour)
+    return {"demand_rps": r.demand_rps, "kind": b.kind, "cost_per_hour": b.cost.per_hour, "gpus": b.gpus,
+            "prefill_hardware": b.prefill_hardware if b.n_prfaas else None,
+            "prefill_instances": b.n_prfaas if b.n_prfaas else None, "tightest": b.tightest,
+            "homogeneous_hardware": None if cheapest is None else _homogeneous_name(r, cheapest),
+            "homogeneous_cost_per_hour": None if cheapest is None else cheapest.cost.per_hour,
+            "saving_vs_homogeneous": saving,
+            "splits": "; ".join(f"{s.site} {s.n_p + s.n_d}x{s.gpus_per_instance}x{s.hardware} "
+                                f"N_p/N_d={s.n_p}/{s.n_d}" for s in b.sites)}
+
+
+def _homogeneous_name(r: Any, plan: Any) -> str:
+    return next(name for name, p, _ in r.homogeneous if p is plan)
 
 
 def run_args(options: dict[str, Any]) -> Any:
