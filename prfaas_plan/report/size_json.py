@@ -39,12 +39,17 @@ def plan_json(p: SizedPlan | None) -> dict[str, Any] | None:
             "prefill_service": prefill, "sites": {s.site: _site(s) for s in p.sites}, "tightest": p.tightest}
 
 
+def saving_fraction(best: SizedPlan, other: SizedPlan) -> float | None:
+    """The fraction of ``other``'s cost the plan saves (None: ``other`` costs nothing)."""
+    d = other.cost.per_hour - best.cost.per_hour
+    return d / other.cost.per_hour if other.cost.per_hour > 0 else None
+
+
 def saving(best: SizedPlan, other: SizedPlan | None) -> dict[str, Any] | None:
     """What the plan saves against ``other``: dollars per hour and the fraction of ``other``'s cost."""
     if other is None:
         return None
-    d = other.cost.per_hour - best.cost.per_hour
-    return {"per_hour": d, "fraction": d / other.cost.per_hour if other.cost.per_hour > 0 else None}
+    return {"per_hour": other.cost.per_hour - best.cost.per_hour, "fraction": saving_fraction(best, other)}
 
 
 def size_json(r: SizingResult) -> dict[str, Any]:

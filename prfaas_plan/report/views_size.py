@@ -6,7 +6,7 @@ from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.render import emit, num, pct, table
-from prfaas_plan.report.size_json import saving, size_csv_rows
+from prfaas_plan.report.size_json import saving_fraction, size_csv_rows
 from prfaas_plan.specs.sizing import SizedPlan, SizingResult
 
 
@@ -87,13 +87,11 @@ def _baselines(r: SizingResult) -> Any:
         if p is None:
             rows.append([f"homogeneous {name}", notes(why), "-", "-", "-"])
             continue
-        s = saving(b, p)
         rows.append([f"homogeneous {name}", _fleet(p), str(p.gpus), _money(p.cost.per_hour),
-                     pct(s["fraction"]) if s else "-"])
+                     pct(saving_fraction(b, p))])
     if r.naive is not None:
-        s = saving(b, r.naive)
         rows.append(["naive heterogeneous", _fleet(r.naive), str(r.naive.gpus), _money(r.naive.cost.per_hour),
-                     pct(s["fraction"]) if s else "-"])
+                     pct(saving_fraction(b, r.naive))])
     return table("against the baselines, same demand and SLOs", ["plan", "fleet", "GPUs", "$/h", "PrfaaS saves %"],
                  rows, caption=notes.caption())
 
@@ -125,7 +123,7 @@ def _curve(r: SizingResult) -> Any:
         rows.append([f"{d.factor:g}x", num(d.demand_rps, 3), _money(p.cost.per_hour) if p else notes(d.why),
                      "-" if p is None else ("yes" if p.offloads else "no"),
                      f"{_money(h.cost.per_hour)} ({h.sites[0].hardware})" if h else "infeasible",
-                     pct(saving(p, h)["fraction"]) if p and h else "-"])  # type: ignore[index]
+                     pct(saving_fraction(p, h)) if p and h else "-"])
     return table("cost versus demand", ["factor", "demand req/s", "PrfaaS-PD $/h", "offloads",
                                         "homogeneous $/h", "PrfaaS saves %"], rows, caption=notes.caption())
 
