@@ -1,5 +1,6 @@
-"""Library API: the functions the CLI calls, one per command. They return plain, JSON-ready dicts
-in SI units with unit-suffixed keys; rendering to people's units happens in ``report.render``.
+"""Library API: the functions the CLI calls, one per command. They return typed results in SI
+units (``specs``); their JSON is written at the edge (``report/*_json``), people's units in
+``report.render``. ``import_model`` alone returns a mapping: the model YAML it writes.
 """
 
 from __future__ import annotations
