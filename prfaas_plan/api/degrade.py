@@ -102,7 +102,6 @@ def _named(sc: ScenarioSpec, binding: str) -> str:
 def replanned(sc: ScenarioSpec) -> Replanned:
     """`optimize`'s best configuration under the scenario's method (the throughput plan)."""
     topo = sc.topology
-    assert topo is not None
     res = optimize(sc, ttft_slo=False)
     best = res.result.methods[sc.search.method].best
     if isinstance(best, OperatingPoint):
@@ -132,7 +131,6 @@ def evaluate(models: list[Any], plan: Replanned, method: Method) -> Any:
 def local_only(sc: ScenarioSpec, i: int, method: Method, instances: int | None = None) -> OperatingPoint:
     """PD site i prefilling everything itself at the best split of its instances (or ``instances``)."""
     topo = sc.topology
-    assert topo is not None
     cluster: ClusterSpec = topo.sites[i].cluster
     if instances is not None:
         cluster = replace(cluster, instances=instances)
@@ -143,7 +141,6 @@ def local_only(sc: ScenarioSpec, i: int, method: Method, instances: int | None =
 def down(sc: ScenarioSpec, i: int, models: list[Any], method: Method) -> tuple[Replanned, OperatingPoint]:
     """The plan with site i's link down, and the site's best local-only split."""
     topo = sc.topology
-    assert topo is not None
     site = topo.sites[i]
     best = local_only(sc, i, method)
     hi = float(models[i].lengths.hi)
@@ -179,7 +176,6 @@ def system(sc: ScenarioSpec, plan: Replanned) -> TopologySystem:
     """``plan`` as the TopologySystem latency analysis runs, as ``api.systems`` builds PrfaaS-PD:
     capacities by the exact method (what a queue saturates at), each site with its own."""
     topo = sc.topology
-    assert topo is not None
     models, timings = site_models(sc)
     cap = evaluate(models, plan, Method.EXACT)
     binding = _named(sc, cap.binding)
@@ -235,7 +231,6 @@ def extra_instances(sc: ScenarioSpec, i: int, method: Method, rate_rps: float) -
     least that less max(a, b), which brackets N; a bisection over the bracket finds the smallest
     (the best split never serves less as N grows)."""
     topo = sc.topology
-    assert topo is not None
     si, cluster = site_scenario(sc, i), topo.sites[i].cluster
     n = cluster.instances
     t = timing(si, cluster.instance)
@@ -299,7 +294,6 @@ def _at_bandwidth(base: patch.Loaded | None, run: _Run, key: str, text: str) -> 
 def _check_bandwidths(sc: ScenarioSpec, levels: Sequence[float]) -> None:
     """Every level above 0 is a bandwidth the planner reads on every link, refused before any work
     naming ``--levels`` (5e-324 of 100 Gbps is below the smallest normal float in bytes/s)."""
-    assert sc.topology is not None
     for lk in sc.topology.links:
         for level in levels:
             text = _bandwidth_text(level * lk.link.bandwidth_bytes_per_s)
@@ -329,7 +323,6 @@ class _Run:
 def _link(run: _Run, i: int, levels: Sequence[float], reference: dict[str, Any]) -> LinkDegrade:
     sc, nominal = run.sc, run.nominal
     topo = sc.topology
-    assert topo is not None
     site, lk = topo.sites[i], topo.links[i]
     m = Method(sc.search.method)
     models, _ = site_models(sc)
@@ -379,7 +372,6 @@ def degrade(ref: str | None, catalog: Any, *, overrides: list[str] | None = None
     overrides = list(overrides or [])
     sc = load_scenario(ref, catalog, overrides=overrides, method=method)
     topo = sc.topology
-    assert topo is not None
     _check_bandwidths(sc, levels)
     nominal = replanned(sc)
     if rate_rps is None:

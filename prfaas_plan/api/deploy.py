@@ -33,7 +33,6 @@ def _pool(cluster: Any, instances: int) -> Pool:
 def _sites(sc: ScenarioSpec, result: PlanResult | TopologyPlanResult) -> tuple[int, tuple[SiteDeployment, ...]]:
     """N_prfaas and each site as the headline method's best plan sets them."""
     topo = sc.topology
-    assert topo is not None
     best = result.head.best
     if isinstance(best, OperatingPoint):
         points = {topo.sites[0].name: (best.threshold_tokens, best.n_p, best.n_d, best.p_offload)}
@@ -72,7 +71,6 @@ def deployment(sc: ScenarioSpec, *, command: str, scenario_data: Mapping[str, An
     n_prfaas, sites = _sites(sc, result)
     _check(sc, n_prfaas, sites)
     topo = sc.topology
-    assert topo is not None
     best = result.head.best
     return Deployment(scenario=sc.name, scenario_file=Path(sc.path).name if sc.path else sc.name, command=command,
                       version=__version__,

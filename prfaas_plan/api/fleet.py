@@ -56,7 +56,6 @@ def shape(fs: FleetSpec) -> Shape:
     owners = []
     for mi, m in enumerate(fs.models):
         topo = m.scenario.topology
-        assert topo is not None
         for si, (s, lk) in enumerate(zip(topo.sites, topo.links, strict=True)):
             sites.setdefault(s.name, (s, lk))
             owners.append((mi, si))
@@ -216,7 +215,6 @@ def _info(fs: FleetSpec) -> tuple[FleetModelInfo, ...]:
     for m in fs.models:
         sc = m.scenario
         topo = sc.topology
-        assert topo is not None
         mean = float(sc.workload.lengths.mean)
         s_kv = timing(sc).curves.s_kv(np.array([mean]))
         out.append(FleetModelInfo(name=m.name, model=sc.model.name, demand_share=m.demand_share,

@@ -26,7 +26,6 @@ def _degraded(fs: FleetSpec, link: str, level: float) -> FleetSpec:
     for m in fs.models:
         sc = m.scenario
         topo = sc.topology
-        assert topo is not None
         links = tuple(replace(lk, link=replace(lk.link, bandwidth_bytes_per_s=lk.link.bandwidth_bytes_per_s * level))
                       if lk.name == link else lk for lk in topo.links)
         models.append(replace(m, scenario=replace(sc, topology=replace(topo, links=links), link=links[0].link)))

@@ -34,7 +34,6 @@ def bought(sc: ScenarioSpec, pre: Any, n_prfaas: int, sites: dict[str, Any], cou
     """``sc`` on the fleet bought: the service (``pre`` x ``n_prfaas``), each site's pick (its local
     kind and ``counts`` instances) and each link at its tier."""
     topo = sc.topology
-    assert topo is not None
     pre_c = _cluster(pre, max(n_prfaas, 1)) if pre is not None else topo.prefill.cluster
     new_sites, new_links = [], []
     for s, lk in zip(topo.sites, topo.links, strict=True):

@@ -68,8 +68,7 @@ def _same_kind(a: InstanceSpec, b: InstanceSpec) -> bool:
 def _where(sc: ScenarioSpec, inst: InstanceSpec) -> str:
     """How the scenario names the pool of ``inst``: ``service (clusters.prfaas)``, ``site NAME (sites.NAME)``."""
     topo = sc.topology
-    if topo is not None:
-        for s in (topo.prefill, *topo.sites):
-            if s.cluster.instance is inst and s.name not in ("prfaas", "local"):
-                return f"site {s.name} (sites.{s.name})"
+    for s in (topo.prefill, *topo.sites):
+        if s.cluster.instance is inst and s.name not in ("prfaas", "local"):
+            return f"site {s.name} (sites.{s.name})"
     return "service (clusters.prfaas)" if inst is sc.prfaas.instance else "site local (clusters.local)"

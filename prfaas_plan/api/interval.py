@@ -20,7 +20,7 @@ def bands(sc: ScenarioSpec, sources: dict[str, str] | None,
     """(prefill band or None when every prefill time is measured, decode band or None when pinned);
     ``sources`` None: any may be modelled, and a decode derived (size's candidates of other kinds:
     a pinned decode holds only for its own, and a scaled time never moves a pinned one)."""
-    clusters = [sc.prfaas, sc.local, *(s.cluster for s in (sc.topology.sites if sc.topology else ()))]
+    clusters = [sc.prfaas, sc.local, *(s.cluster for s in sc.topology.sites)]
     effs = [c.instance.gpu.efficiency for c in clusters] + [i.gpu.efficiency for i in extra]
     modelled = sources is None or any(v.startswith(("analytic", "scaled")) for k, v in sources.items()
                                       if "prefill" in k)

@@ -298,7 +298,6 @@ def _plan(sc: ScenarioSpec, methods: tuple[str, ...]) -> Plan:
             top=res.top, homogeneous=hom, naive=nv, ratios=_ratios(res.best, price, hom, nv),
             refined_threshold=res.refined, evaluations=res.evaluations, search_s=elapsed, decode=decode)
     w, topo = sc.workload, sc.topology
-    assert topo is not None
     result = PlanResult(
         scenario=sc.name, model=sc.model.name, method=str(chosen), methods=per,
         mean_input_tokens=w.input_total_mean, mean_uncached_tokens=float(w.lengths.mean), output_tokens=w.output_tokens,

@@ -93,9 +93,7 @@ def at_rate(sc: ScenarioSpec, lv: RateLevel) -> ScenarioSpec:
         return w if w is None or w.rate_profile is None else replace(w, rate_profile=w.rate_profile.held(),
                                                                     rate_rps=lv.rate_rps)
 
-    topo = sc.topology
-    if topo is not None:
-        topo = replace(topo, sites=tuple(replace(s, workload=held(s.workload)) for s in topo.sites))
+    topo = replace(sc.topology, sites=tuple(replace(s, workload=held(s.workload)) for s in sc.topology.sites))
     sizing = sc.sizing
     if sizing is not None:
         base = ("its mean rate" if sizing.demand_source else

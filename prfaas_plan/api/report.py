@@ -44,7 +44,6 @@ def _gbps_text(bytes_per_s: float) -> str:
 
 def sweep_settings(sc: ScenarioSpec) -> list[tuple[str, str, str]]:
     """(link name, swept key, the ranged --set) for each link: nominal / 100 .. 4 x nominal, log."""
-    assert sc.topology is not None
     out = []
     for lk in sc.topology.links:
         key = lk.setting("bandwidth")
@@ -213,8 +212,6 @@ def _latency(sc: ScenarioSpec, clock: _Clock, notes: dict[str, list[str]]) -> tu
 def _kv(sc: ScenarioSpec, catalog: Any, clock: _Clock, notes: dict[str, list[str]]) -> tuple[Any, Any]:
     """`model show` and `kv-rate` on the prefill instance, for the scenario's model by its catalog name."""
     from prfaas_plan import api
-
-    assert sc.topology is not None
     inst = sc.topology.prefill.cluster
     try:
         model = clock("model show", api.model_show, sc.model.name, catalog)

@@ -49,7 +49,6 @@ def _file(catalog: Any, kind: str, name: str) -> str:
 def inputs(sc: ScenarioSpec, catalog: Any, sizing: SizingResult | None) -> tuple[InputFile, ...]:
     """Every catalog entry the page rests on: the model, each GPU (fleet, baseline, sizing
     candidates and what the sizing bought) and each serving-stack profile, with its file and source."""
-    assert sc.topology is not None
     out = [InputFile(kind="model", name=sc.model.name, file=_file(catalog, "models", sc.model.name),
                      source=sc.model.source, used_for="every prefill, KV and decode number")]
     roles: dict[str, list[str]] = {}

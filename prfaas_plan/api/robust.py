@@ -50,7 +50,6 @@ _PERCENTILE = re.compile(r"^[pP](\d{1,2}(?:\.\d+)?)$")
 
 def laws(sc: ScenarioSpec) -> list[BandwidthLaw | None]:
     topo = sc.topology
-    assert topo is not None
     return [lk.link.bandwidth_law for lk in topo.links]
 
 
@@ -86,7 +85,6 @@ def plan_level(sc: ScenarioSpec, plan_at: str | None) -> tuple[str, float] | Non
 def _down(sc: ScenarioSpec, q: float) -> str | None:
     """Which link is down (bandwidth 0) at quantile q, in words; None if none is."""
     topo = sc.topology
-    assert topo is not None
     for lk, law, b in zip(topo.links, laws(sc), bandwidths(sc, q), strict=True):
         if b <= 0 and law is not None:
             return f"link {lk.name} is down (bandwidth 0 for {law.down_fraction:.1%} of the time)"
@@ -96,7 +94,6 @@ def _down(sc: ScenarioSpec, q: float) -> str | None:
 def bandwidths(sc: ScenarioSpec, q: float) -> list[float]:
     """Every link's bandwidth at quantile q of its law (its own bandwidth without one)."""
     topo = sc.topology
-    assert topo is not None
     return [lk.link.bandwidth_bytes_per_s if law is None else law.quantile(q)
             for lk, law in zip(topo.links, laws(sc), strict=True)]
 
@@ -104,7 +101,6 @@ def bandwidths(sc: ScenarioSpec, q: float) -> list[float]:
 def at_bandwidths(sc: ScenarioSpec, bws: Sequence[float]) -> ScenarioSpec:
     """The scenario with link i at bandwidth ``bws[i]`` (its law kept): as ``--set links[i].bandwidth``."""
     topo = sc.topology
-    assert topo is not None
     links = tuple(replace(lk, link=replace(lk.link, bandwidth_bytes_per_s=b))
                   for lk, b in zip(topo.links, bws, strict=True))
     topo = replace(topo, links=links)
@@ -147,7 +143,6 @@ def evaluate(sc: ScenarioSpec, models: list[SiteModel], cands: list[Any], n_prfa
              bws: Sequence[float]) -> tuple[float, str]:
     """(Lambda_max, binding) of the held configuration with link i at ``bws[i]`` bytes/s."""
     topo = sc.topology
-    assert topo is not None
     at = []
     for md, c, lk, b in zip(models, cands, topo.links, bws, strict=True):
         if b <= 0:
@@ -165,7 +160,6 @@ def lambdas(sc: ScenarioSpec, models: list[SiteModel], cands: list[Any], n_prfaa
     once: ``joint.point``'s minimum of the same stage bounds (``core.stages``), the link bounds
     evaluated per row (a link at 0 that carries requests bounds Lambda at 0)."""
     topo = sc.topology
-    assert topo is not None
     k = len(bws)
     lam = np.full(k, np.inf)
     load = 0.0
@@ -212,7 +206,6 @@ def _robust_plan(sc: ScenarioSpec, name: str, planned_at: str, headline: bool, p
     served = w * np.minimum(rate, lam)
     fits = np.where(lam >= rate * (1 - _FITS_RTOL), w, 0.0)
     topo = sc.topology
-    assert topo is not None
     sites = tuple(SiteConfig(site=s.name, threshold_tokens=float(c.t[0]), n_p=int(c.n_p[0]),
                              n_d=md.n_local - int(c.n_p[0]), p_offload=float(c.p[0]))
                   for s, md, c in zip(topo.sites, models, cands, strict=True))
@@ -224,7 +217,6 @@ def _robust_plan(sc: ScenarioSpec, name: str, planned_at: str, headline: bool, p
 
 def _link_summary(sc: ScenarioSpec, levels: Sequence[tuple[str, float]]) -> tuple[LinkBandwidth, ...]:
     topo = sc.topology
-    assert topo is not None
     out = []
     for i, (lk, law) in enumerate(zip(topo.links, laws(sc), strict=True)):
         per = {label: bandwidths(sc, q)[i] for label, q in levels}

@@ -83,7 +83,6 @@ def _decode(sc: ScenarioSpec, own: InstanceSpec, inst: InstanceSpec) -> tuple[fl
 
 def laws(sc: ScenarioSpec, spec: SizingSpec) -> Laws:
     topo = sc.topology
-    assert topo is not None
     method = Method(sc.search.method)
     kinds: dict[str, Option] = {}
     for o in (*spec.prfaas.options, *spec.local.options):

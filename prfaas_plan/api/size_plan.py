@@ -34,7 +34,7 @@ def plan_file(sc: ScenarioSpec, result: SizingResult) -> PlanFile:
                                   binding="size")
         plan = min(offloading, key=lambda p: p.cost.per_hour)
     topo, spec = sc.topology, sc.sizing
-    assert topo is not None and spec is not None
+    assert spec is not None
     own = {s.name: s.cluster.instance for s in topo.sites}
     derived = sc.decode.pinned and any(
         s.hardware.lower() != own[s.site].gpu.name.lower() or s.gpus_per_instance != own[s.site].gpus

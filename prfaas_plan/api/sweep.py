@@ -88,7 +88,7 @@ def _sweep(ref: str | None, catalog: Any, *, overrides: list[str], method: str |
         rows.append(_planned(sc, number, text))
         if progress is not None:
             progress(f"sweeping {key}", len(rows), len(texts))
-    assert first is not None and first.topology is not None
+    assert first is not None
     return SweepResult(key=key, scale="log" if log or ranged[0].rstrip().endswith("log") else "linear", method=method,
                        prefill_site=first.topology.prefill.name, sites=tuple(s.name for s in first.topology.sites),
                        points=tuple(rows))

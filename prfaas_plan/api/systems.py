@@ -51,7 +51,6 @@ def site_config(sc: ScenarioSpec, i: int, timing: Any, *, name: str, threshold: 
 def topology_system(sc: ScenarioSpec, name: str, n_prfaas: int, configs: list[SystemConfig], capacity: float,
             binding: str) -> TopologySystem:
     topo = sc.topology
-    assert topo is not None
     sites = tuple(SiteSystem(site=s.name, link=lk.name, demand_share=s.demand_share, config=c, workload=s.workload)
                   for s, lk, c in zip(topo.sites, topo.links, configs, strict=True) if s.workload is not None)
     return TopologySystem(name=name, n_prfaas=n_prfaas, sites=sites, capacity_rps=capacity, capacity_binding=binding)
@@ -60,7 +59,6 @@ def topology_system(sc: ScenarioSpec, name: str, n_prfaas: int, configs: list[Sy
 def topology_systems(sc: ScenarioSpec, *, which: tuple[str, ...] = (PRFAAS, HOMOGENEOUS, NAIVE)
                      ) -> dict[str, TopologySystem]:
     topo = sc.topology
-    assert topo is not None
     models, timings = site_models(sc)
     # one PD site names a stage without its site ("link", not "link prfaas->local"), as Eq. 6 does
     named = (lambda b: b) if topo.multi_site else (lambda b: b.split(" ")[0])
@@ -116,7 +114,6 @@ def _homogeneous_clusters(sc: ScenarioSpec) -> list[Any] | None:
     """Homogeneous PD per site: the scenario's baseline cluster for one PD site (none if it has
     none), each site's own instances plus its share of the prefill GPUs for several."""
     topo = sc.topology
-    assert topo is not None
     if not topo.multi_site:
         return None if sc.homogeneous is None else [sc.homogeneous]
     return [homogeneous_cluster(s, topo) for s in topo.sites]

@@ -136,7 +136,6 @@ def _item(text: str) -> float:
 
 def _resolved(sc: ScenarioSpec, texts: list[str], values: list[float]) -> list[float]:
     """A mixed list's bandwidths (bytes/s) on the scenario's one link: a share of its nominal or as given."""
-    assert sc.topology is not None
     if sc.topology.multi_site:
         raise SpecError(f"this scenario has {len(sc.topology.links)} links; give every grid point as a share of each "
                         f"link's nominal bandwidth, e.g. 10%,50%,100% (got {', '.join(texts)})", field="--bandwidths")
@@ -281,7 +280,6 @@ def descend(f: Fleet, rate_rps: float, stat: str
 
 
 def _keys(sc: ScenarioSpec) -> list[str]:
-    assert sc.topology is not None
     return [lk.setting("bandwidth") for lk in sc.topology.links]
 
 
@@ -298,7 +296,6 @@ def _patched(base: patch.Loaded, keys: list[str], texts: list[str]) -> ScenarioS
 def _specs(sc0: ScenarioSpec, ref: str | None, catalog: Any, *, overrides: list[str], method: str | None,
            trace: TraceArg, grid: str, texts: list[str], values: list[float]) -> Iterator[ScenarioSpec]:
     """The scenario at each grid point: ``sc0`` (loaded with ``overrides``) patched, else reloaded."""
-    assert sc0.topology is not None
     if grid == ABSOLUTE and sc0.topology.multi_site:
         raise SpecError(f"this scenario has {len(sc0.topology.links)} links; give each grid point as a share of "
                         "every link's nominal bandwidth, e.g. 10%..100%:4:log", field="--bandwidths")
@@ -318,7 +315,6 @@ def _specs(sc0: ScenarioSpec, ref: str | None, catalog: Any, *, overrides: list[
 def _entries(f: Fleet, load: float, choice: tuple[int, ...], timing: TopologyTiming | None,
              star: TopologyTiming | None, lam: float, stat: str, scale: float) -> list[ThresholdEntry]:
     topo = f.sc.topology
-    assert topo is not None
     cap = f.capacity(choice)
     out = []
     for i, (s, lk) in enumerate(zip(topo.sites, topo.links, strict=True)):
@@ -347,7 +343,6 @@ def thresholds(ref: str | None, catalog: Any, *, overrides: list[str] | None = N
     overrides = list(overrides or [])
     sc0 = load_scenario(ref, catalog, overrides=overrides, method=method, trace=trace)
     topo = sc0.topology
-    assert topo is not None
     grid, texts, values = parsed or parse_bandwidths(DEFAULT_SCALES if sc0.multi_site else DEFAULT_BANDWIDTHS)
     if grid == MIXED:
         grid, values = ABSOLUTE, _resolved(sc0, texts, values)
@@ -358,7 +353,6 @@ def thresholds(ref: str | None, catalog: Any, *, overrides: list[str] | None = N
     points = _specs(sc0, ref, catalog, overrides=overrides, method=method, trace=trace, grid=grid, texts=texts,
                     values=values)
     for sc, text, v in zip(points, texts, values, strict=True):
-        assert sc.topology is not None
         bws.append([lk.link.bandwidth_bytes_per_s for lk in sc.topology.links])
         scale = v if grid == RELATIVE else bws[-1][0] / nominal[0]
         try:

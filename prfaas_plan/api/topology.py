@@ -47,7 +47,6 @@ def site_scenario(sc: ScenarioSpec, i: int) -> ScenarioSpec:
     """The scenario as PD site i sees it: its workload, its cluster, its link (one object per
     site in a command, so that what is built for it is built once: ``api.context``)."""
     topo = sc.topology
-    assert topo is not None
     if not topo.multi_site:  # the scenario itself (its local cluster, link and workload are the site's)
         return sc
     s = topo.sites[i]
@@ -57,7 +56,6 @@ def site_scenario(sc: ScenarioSpec, i: int) -> ScenarioSpec:
 
 def site_models(sc: ScenarioSpec) -> tuple[list[SiteModel], list[Timing]]:
     topo = sc.topology
-    assert topo is not None
     models, timings = [], []
     for i, (s, lk) in enumerate(zip(topo.sites, topo.links, strict=True)):
         t = timing(site_scenario(sc, i))
@@ -128,7 +126,6 @@ def independent(models: list[SiteModel], n_prfaas: float, thresholds: np.ndarray
 
 def _homogeneous(sc: ScenarioSpec, method: Method) -> TopologyHomogeneous:
     topo = sc.topology
-    assert topo is not None
     per = tuple(SiteHomogeneous(site=s.name, demand_share=s.demand_share,
                                 baseline=homogeneous(site_scenario(sc, i), homogeneous_cluster(s, topo), method))
                 for i, s in enumerate(topo.sites))
@@ -141,7 +138,6 @@ def _homogeneous(sc: ScenarioSpec, method: Method) -> TopologyHomogeneous:
 
 def _price(sc: ScenarioSpec, n_prfaas: float) -> float | None:
     topo = sc.topology
-    assert topo is not None
     return sum_price(topo.prefill.cluster.price_for(round(n_prfaas)),
                       *(s.cluster.price_per_hour for s in topo.sites))
 
@@ -196,7 +192,6 @@ def replace_best(sol: tuple[Any, ...], best: joint.TopologyPoint) -> tuple[Any, 
 def _one_method(sc: ScenarioSpec, models: list[SiteModel], timings: Sequence[Timing], m: Method
                 ) -> tuple[TopologyMethodPlan, joint.JointSearch, list[SiteModel]]:
     topo = sc.topology
-    assert topo is not None
     t0 = time.perf_counter()
     (res, best, ind_lam, alone), staged, rounds = staged_joint_plan(sc, models, timings, m)
     n = float(best.n_prfaas)
@@ -258,7 +253,6 @@ def plan(sc: ScenarioSpec, *, methods: tuple[str, ...] = ("paper", "exact")) -> 
 
 def _plan(sc: ScenarioSpec, methods: tuple[str, ...]) -> TopologyPlan:
     topo = sc.topology
-    assert topo is not None
     models, timings = site_models(sc)
     chosen = Method(sc.search.method)
     order = [chosen] + [Method(m) for m in methods if Method(m) != chosen]

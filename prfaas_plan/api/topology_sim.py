@@ -26,7 +26,6 @@ def simulate(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | N
     """Every system of the topology at the same total rate (``rate_rps``, or ``load`` x the
     smallest exact-method capacity; default load 0.8); per system and site the simulated and
     analytic TTFT, link utilisation and throughput. One random stream per system."""
-    assert sc.topology is not None
     if sc.control is not None:
         raise SpecError("the control loops run in the simulation of one PD site; with several sites drop the "
                         "control section", source=sc.path, field="control")

@@ -54,7 +54,6 @@ def system_latency(sc: ScenarioSpec, system: TopologySystem, rate_rps: float, *,
 
 
 def site_index(sc: ScenarioSpec, name: str) -> int:
-    assert sc.topology is not None
     return next(i for i, s in enumerate(sc.topology.sites) if s.name == name)
 
 

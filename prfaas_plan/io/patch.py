@@ -101,7 +101,6 @@ def _valid(model: type[BaseModel], section: Any, name: str, value: Any) -> Any:
 def with_link(sc: ScenarioSpec, target: str, link: LinkSpec) -> ScenarioSpec:
     """``link`` on the topology's link to PD site ``target`` (and ``sc.link`` if it is the first)."""
     topo = sc.topology
-    assert topo is not None
     links = tuple(replace(lk, link=link) if lk.target == target else lk for lk in topo.links)
     topo = replace(topo, links=links)
     return replace(sc, topology=topo, link=topo.links[0].link)
@@ -110,7 +109,6 @@ def with_link(sc: ScenarioSpec, target: str, link: LinkSpec) -> ScenarioSpec:
 def with_cluster(sc: ScenarioSpec, site: str, cluster: ClusterSpec, *, derived_homogeneous: bool) -> ScenarioSpec:
     """``cluster`` at site ``site`` (the prefill site or a PD site); a derived homogeneous baseline follows."""
     topo = sc.topology
-    assert topo is not None
     if topo.prefill.name == site:
         topo = replace(topo, prefill=replace(topo.prefill, cluster=cluster))
     else:
@@ -122,7 +120,6 @@ def with_cluster(sc: ScenarioSpec, site: str, cluster: ClusterSpec, *, derived_h
 def with_output_tokens(sc: ScenarioSpec, output_tokens: float) -> ScenarioSpec:
     """Every workload (the scenario's and the sites', one object or several) with ``output_tokens``."""
     topo = sc.topology
-    assert topo is not None
     new: dict[int, Any] = {}  # by identity: a workload shared by the sites stays shared
 
     def out(wl: Any) -> Any:
@@ -148,7 +145,7 @@ def _links(base: Loaded, m: re.Match[str], value: Any) -> ScenarioSpec | None:
     if base.file.sites is None or not isinstance(raw, list) or i >= len(raw):
         return None
     lk = _valid(SiteLink, raw[i], m["field"], value)
-    if lk is None or base.spec.topology is None or lk.target not in {x.target for x in base.spec.topology.links}:
+    if lk is None or lk.target not in {x.target for x in base.spec.topology.links}:
         return None
     return with_link(base.spec, lk.target, link_spec(lk))
 
@@ -169,7 +166,7 @@ def _cluster(base: Loaded, m: re.Match[str], value: Any) -> ScenarioSpec | None:
 
 def _site(base: Loaded, m: re.Match[str], value: Any) -> ScenarioSpec | None:
     name, sites, topo = m["name"], base.file.sites, base.spec.topology
-    if sites is None or topo is None or name not in sites:
+    if sites is None or name not in sites:
         return None
     s = _valid(Site, (base.data.get("sites") or {}).get(name), "instances", value)
     if s is None or s.role not in (PRFAAS, PD) or s.instances < (1 if s.role == PRFAAS else 2):  # io.topology's

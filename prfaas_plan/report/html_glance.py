@@ -39,7 +39,6 @@ def glance(d: ReportData) -> list[Table]:
     """Scenario, fleet, links and workload as the scenario (after --set and --trace) gives them."""
     sc = d.scenario
     topo = sc.topology
-    assert topo is not None
     slo = f"TPOT <= {_ms(sc.tpot_slo_s)} ms ({sc.decode_tokens_per_s:g} tokens/s)"
     slo += (f"; {sc.ttft_statistic} TTFT <= {sc.ttft_slo_s:g} s" if sc.ttft_slo_s is not None else "; no TTFT SLO")
     rows = [["scenario", sc.name], ["described as", sc.source or "-"], ["file", d.scenario_file],
@@ -94,7 +93,6 @@ def provenance(d: ReportData) -> list[Table]:
     """Where every input comes from, the versions, and the command that reproduces the report."""
     sc = d.scenario
     topo = sc.topology
-    assert topo is not None
     rows = [["scenario file", d.scenario_file], ["scenario source", sc.source or "-"],
             ["overrides (--set)", "\n".join(d.overrides) or "none"], ["trace (--trace)", d.trace or "none"],
             ["model", f"{sc.model.name}: {sc.model.source}"]]

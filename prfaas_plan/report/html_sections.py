@@ -160,7 +160,6 @@ def _trace(d: ReportData, fig: Numbered) -> Section:
 
 def _topology(d: ReportData, fig: Numbered) -> Section:
     sc = d.scenario
-    assert sc.topology is not None
     s = Section("topology", "Topology")
     s.intro.append(f"One prefill service ({sc.topology.prefill.name}) for {len(sc.topology.sites)} PD sites. "
                    "Per link, how the joint plan moves as that link's bandwidth varies (the others held).")

@@ -57,9 +57,10 @@ class ScenarioSpec:
     cache_mode: str = "bandwidth-scarce"
     control: ControlConfig | None = None  # None: no control loops
     path: str | None = None
-    # the sites and links; prfaas / local / link / workload above are its prefill site, its first
-    # PD site, that site's link and the scenario's workload. None: the two clusters above.
-    topology: TopologySpec | None = None
+    # the sites and links (the two-cluster form: one PD site, named prfaas and local); prfaas /
+    # local / link / workload above are its prefill site, its first PD site, that site's link and
+    # the scenario's workload
+    topology: TopologySpec
     sizing: SizingSpec | None = None  # the `sizing:` section (`size`)
     # modelled prefill times and decode steps times these factors (the P10-P90 ends of
     # ``api.interval``); measured profiles and a pinned decode are never scaled
@@ -70,7 +71,7 @@ class ScenarioSpec:
 
     @property
     def multi_site(self) -> bool:
-        return self.topology is not None and self.topology.multi_site
+        return self.topology.multi_site
 
     @property
     def tpot_slo_s(self) -> float:
