@@ -12,7 +12,6 @@ LATENCY_LOAD = 0.8  # `latency --load 0.8`: the rate `simulate` runs at by defau
 
 
 def report(fs: FleetSpec, *, simulate: bool, command: str) -> str:
-    from prfaas_plan.report.fleet_json import fleet_json
     from prfaas_plan.report.html_fleet import render_fleet
 
     r = plan(fs)
@@ -30,4 +29,4 @@ def report(fs: FleetSpec, *, simulate: bool, command: str) -> str:
         from prfaas_plan.api.fleet_sim import simulate as run
 
         sim = run(fs)
-    return render_fleet(r, fleet_json(r), z, g, sim, lat, version=__version__, command=command)
+    return render_fleet(r, z, g, sim, lat, version=__version__, command=command)

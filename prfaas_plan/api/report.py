@@ -141,12 +141,11 @@ def report(ref: str | None, catalog: Any, *, overrides: list[str] | None = None,
         out |= _simulate(sc, clock, notes)
     if sc.sizing is not None:
         from prfaas_plan.api.size import size
-        from prfaas_plan.report.size_json import size_json
 
         try:
             busy = sc if at is None or at.rate is None else plan_at_.at_rate(sc, at.rate)
             sized = clock("size", size, busy)
-            out |= {"sizing": sized, "sizing_payload": size_json(sized)}
+            out |= {"sizing": sized}
             hook("sizing", sized)
         except (SpecError, InfeasibleError) as exc:
             notes.setdefault("sizing", []).append(left_out("The cheapest fleet (`prfaas-plan size`)", exc, overrides))

@@ -73,22 +73,18 @@ def size_row(sc: ScenarioSpec) -> dict[str, Any]:
 
     r = size(sc)
     b, hom = r.best, r.best_homogeneous
-    homs = [p for _, p, _ in r.homogeneous if p is not None]
-    cheapest = min(homs, key=lambda p: p.cost.per_hour) if homs else None
+    cheapest = min(((name, p) for name, p, _ in r.homogeneous if p is not None),
+                   key=lambda x: x[1].cost.per_hour, default=None)
     saving = (None if hom is None or hom.cost.per_hour <= 0
               else (hom.cost.per_hour - b.cost.per_hour) / hom.cost.per_hour)
     return {"demand_rps": r.demand_rps, "kind": b.kind, "cost_per_hour": b.cost.per_hour, "gpus": b.gpus,
             "prefill_hardware": b.prefill_hardware if b.n_prfaas else None,
             "prefill_instances": b.n_prfaas if b.n_prfaas else None, "tightest": b.tightest,
-            "homogeneous_hardware": None if cheapest is None else _homogeneous_name(r, cheapest),
-            "homogeneous_cost_per_hour": None if cheapest is None else cheapest.cost.per_hour,
+            "homogeneous_hardware": None if cheapest is None else cheapest[0],
+            "homogeneous_cost_per_hour": None if cheapest is None else cheapest[1].cost.per_hour,
             "saving_vs_homogeneous": saving,
             "splits": "; ".join(f"{s.site} {s.n_p + s.n_d}x{s.gpus_per_instance}x{s.hardware} "
                                 f"N_p/N_d={s.n_p}/{s.n_d}" for s in b.sites)}
-
-
-def _homogeneous_name(r: Any, plan: Any) -> str:
-    return next(name for name, p, _ in r.homogeneous if p is plan)
 
 
 def run_args(options: dict[str, Any]) -> Any:

@@ -76,7 +76,6 @@ def optimize(
 def _optimize_fleet(fs, fmt: str, *, plot: object, plan_at: object) -> None:
     from prfaas_plan.api.fleet import plan
     from prfaas_plan.errors import SpecError
-    from prfaas_plan.report.fleet_json import fleet_json
     from prfaas_plan.report.views_fleet import emit_fleet
 
     for value, option in ((plot, "--plot"), (plan_at, "--plan-at")):
@@ -84,7 +83,7 @@ def _optimize_fleet(fs, fmt: str, *, plot: object, plan_at: object) -> None:
             raise SpecError(f"{option} is for a scenario of one model; this one lists several (models:)",
                             field=option)
     result = plan(fs)
-    emit_fleet(fmt, result, fleet_json(result))
+    emit_fleet(fmt, result)
 
 
 @app.command("sweep")

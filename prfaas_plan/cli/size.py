@@ -59,7 +59,6 @@ def size(
     from prfaas_plan.api.size import size as size_
     from prfaas_plan.cli.options import method_choice
     from prfaas_plan.io.fleet import load_plan_input
-    from prfaas_plan.report.size_json import size_json
     from prfaas_plan.report.views_size import emit_size
     from prfaas_plan.specs.fleet import FleetSpec
 
@@ -70,7 +69,7 @@ def size(
         _size_fleet(sc, fmt.value, plan_at=plan_at, output=output, plot=plot)
         return
     result = size_(plan_at_.sized_at(sc, plan_at))
-    emit_size(fmt.value, result, size_json(result))
+    emit_size(fmt.value, result)
     if plot is not None:
         from prfaas_plan.report.plots_size import size_figure
 

@@ -74,8 +74,3 @@ def models_csv_rows(payload: dict[str, Any]) -> list[dict[str, Any]]:
     """`models` as CSV: the profiles as one space-separated cell."""
     return [{k: v for k, v in r.items() if k != "profiles"} | {"profiles": " ".join(r["profiles"])}
             for r in payload["models"]]
-
-
-def rows_of(payload: dict[str, Any], key: str) -> list[dict[str, Any]]:
-    """The CSV rows of a JSON whose ``key`` already holds one flat row per item."""
-    return list(payload[key])

@@ -61,7 +61,7 @@ def _section(sid: str, title: str, intro: str, items: list) -> Section:
     return s
 
 
-def render_fleet(r: FleetPlanResult, payload: dict, z: FleetSizingResult | None, g: FleetDegradeResult,
+def render_fleet(r: FleetPlanResult, z: FleetSizingResult | None, g: FleetDegradeResult,
                  sim: FleetSimulateRun | None, lat: FleetLatencyResult, *, version: str, command: str) -> str:
     from prfaas_plan.report.views_fleet import emit_fleet, emit_fleet_sim
     from prfaas_plan.report.views_fleet_degrade import emit_fleet_degrade
@@ -71,7 +71,7 @@ def render_fleet(r: FleetPlanResult, payload: dict, z: FleetSizingResult | None,
     sections = [_decision(r, z, g, sim, lat),
                 _section("plan", "The plan (optimize)", "The assignment of the prefill service and each site's "
                          "instances to the models, each model's threshold, and the shared link.",
-                         collect(emit_fleet, r, payload))]
+                         collect(emit_fleet, r))]
     sections.append(_section("latency", "TTFT (latency)", "The analytic TTFT of the plan and of separate services "
                              f"at {lat.load * 100:.0f}% of the smaller capacity.",
                              collect(emit_fleet_latency, lat)))

@@ -179,7 +179,7 @@ def _sizing(d: ReportData, fig: Numbered) -> Section:
     if d.sizing is not None:
         s.intro.append("`prfaas-plan size`: the cheapest fleet and link tiers for the scenario's sizing: section "
                        "(the first screen says why the cheapest plan routes as it does).")
-        s.add(collect(views_size.emit_size, d.sizing, d.sizing_payload, timed=False))
+        s.add(collect(views_size.emit_size, d.sizing, timed=False))
         fig(s, "Cost against demand, and the link-versus-GPU trade (or cost against the TTFT bound).",
             "sizing", plots_size.size_figure, d.sizing)
     elif d.scenario.sizing is None:

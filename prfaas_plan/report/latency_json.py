@@ -69,21 +69,20 @@ def topology_latency_json(r: TopologyLatencyResult) -> dict[str, Any]:
                                       for site, s in t.sites.items()}} for n, t in r.systems.items()}}
 
 
-def scalar_rows(payload: dict[str, Any], key: str, *, label: str = "system",
-                inner: str | None = None, inner_label: str = "site") -> list[dict[str, Any]]:
-    """CSV rows of a per-system JSON (``payload[key]``): each system's scalars, or with ``inner``
-    each of its ``inner`` entries' (a topology's sites, a fleet's models) as its own row."""
+def scalar_rows(payload: dict[str, Any], inner: str | None = None, inner_label: str = "site") -> list[dict[str, Any]]:
+    """CSV rows of a per-system JSON (``payload["systems"]``): each system's scalars, or with
+    ``inner`` (a dotted key) each of its entries there (a topology's sites, a fleet's models)."""
     out = []
-    for n, s in payload[key].items():
+    for n, s in payload["systems"].items():
         if inner is None:
-            out.append({label: n} | {k: v for k, v in s.items() if not isinstance(v, dict | list)})
+            out.append({"system": n} | scalars(s))
             continue
-        for name, d in _at(s, inner).items():
-            out.append({label: n, inner_label: name} | {k: v for k, v in d.items() if not isinstance(v, dict | list)})
+        for part in inner.split("."):
+            s = s[part]
+        out += [{"system": n, inner_label: name} | scalars(d) for name, d in s.items()]
     return out
 
 
-def _at(d: dict[str, Any], path: str) -> dict[str, Any]:
-    for part in path.split("."):
-        d = d[part]
-    return d
+def scalars(d: dict[str, Any]) -> dict[str, Any]:
+    """The entries of ``d`` that are neither mappings nor lists: one CSV row's cells."""
+    return {k: v for k, v in d.items() if not isinstance(v, dict | list)}

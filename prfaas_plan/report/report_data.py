@@ -89,7 +89,6 @@ class ReportData:
     simulation: Any = None  # api.sim.SimRun | sim.result.TopologySimulateRun
     simulation_requests: int | None = None
     sizing: Any = None  # specs.sizing.SizingResult
-    sizing_payload: dict[str, Any] | None = None
     degrade: Any = None  # specs.degrade.DegradeResult
     scenario_file: str = "-"  # the scenario's file as the page names it (a bundled one by its catalog path)
     inputs: tuple[InputFile, ...] = ()  # every catalog entry used, with its file and source

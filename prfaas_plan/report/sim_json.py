@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from prfaas_plan.report.latency_json import REFERENCE, TTFT_KEYS
+from prfaas_plan.report.latency_json import REFERENCE, TTFT_KEYS, scalars
 from prfaas_plan.sim.result import SimResult, SimulateRun, SystemRun, TopologyRun, TopologySimulateRun
 
 _FIRST = ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "tpot_s", "per_path", "throughput_rps",
@@ -91,7 +91,7 @@ def simulate_csv_rows(r: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for name, s in r["systems"].items():
         row: dict[str, Any] = {"system": name, "rate_rps": r["rate_rps"]}
-        row |= {k: v for k, v in s.items() if not isinstance(v, dict | list)}
+        row |= scalars(s)
         row |= s["config"]
         row |= {f"analytic_{k}": v for k, v in s["analytic"].items()}
         for path, d in s["per_path"].items():

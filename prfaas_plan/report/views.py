@@ -10,7 +10,6 @@ from prfaas_plan.report.catalog_json import (
     model_show_json,
     models_csv_rows,
     models_json,
-    rows_of,
     stacks_json,
 )
 from prfaas_plan.report.kv_rate_json import kv_rate_json
@@ -62,7 +61,7 @@ def emit_hardware(fmt: str, rows: tuple[GpuRow, ...]) -> None:
                       caption=caption or None)]
 
     payload = hardware_json(rows)
-    emit(fmt, payload, rows=rows_of(payload, "hardware"), tables=tables)
+    emit(fmt, payload, rows=payload["hardware"], tables=tables)
 
 
 def emit_model(fmt: str, r: ModelShow) -> None:
@@ -97,7 +96,7 @@ def emit_model(fmt: str, r: ModelShow) -> None:
         return out
 
     payload = model_show_json(r)
-    emit(fmt, payload, rows=rows_of(payload, "layers"), tables=tables)
+    emit(fmt, payload, rows=payload["layers"], tables=tables)
 
 
 def band(lo: float, hi: float, digits: int) -> str:
@@ -127,7 +126,7 @@ def emit_stacks(fmt: str, rows: tuple[StackRow, ...]) -> None:
                                                            "prefill overhead ms", "P10-P90"], out)]
 
     payload = stacks_json(rows)
-    emit(fmt, payload, rows=rows_of(payload, "stacks"), tables=tables)
+    emit(fmt, payload, rows=payload["stacks"], tables=tables)
 
 
 def emit_kv_rate(fmt: str, r: KvRateResult) -> None:
@@ -151,4 +150,4 @@ def emit_kv_rate(fmt: str, r: KvRateResult) -> None:
                       + (", egress Eq. 2)" if r.instances is not None else ")"), cols, rows, caption=caption)]
 
     payload = kv_rate_json(r)
-    emit(fmt, payload, rows=rows_of(payload, "rows"), tables=tables)
+    emit(fmt, payload, rows=payload["rows"], tables=tables)

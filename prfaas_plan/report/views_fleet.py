@@ -5,15 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.report.fleet_json import fleet_csv_rows
+from prfaas_plan.report.fleet_json import fleet_csv_rows, fleet_json
 from prfaas_plan.report.latency_json import scalar_rows
 from prfaas_plan.report.render import emit, finite, num, pct, secs, table
-from prfaas_plan.report.views_plan import fixed, t_text, x_text
+from prfaas_plan.report.views_plan import fixed, t_text, tight_text, x_text
 from prfaas_plan.specs.fleet import FleetMethodPlan, FleetPlanResult, FleetPoint, FleetSimulateRun
 
 
-def emit_fleet(fmt: str, r: FleetPlanResult, payload: dict[str, Any]) -> None:
-    """`optimize` on several models: the tables read the typed result, JSON and CSV its payload."""
+def emit_fleet(fmt: str, r: FleetPlanResult) -> None:
+    """`optimize` on several models: the tables read the typed result, JSON and CSV its JSON."""
+    payload = fleet_json(r)
     emit(fmt, payload, rows=fleet_csv_rows(payload), tables=lambda: _tables(r))
 
 
@@ -55,11 +56,10 @@ def _tables(r: FleetPlanResult) -> list[Any]:
     sites = ", ".join(f"{n} ({p.instances}x{p.gpus_per_instance}x{p.hardware})" for n, p in r.sites)
     title = (f"{r.scenario}: {len(r.models)} models, prefill service {r.prefill_site} ({pre.instances}x"
              f"{pre.gpus_per_instance}x{pre.hardware}) for {sites} (method: {r.method})")
-    tight = [t for t in b.tight if t != b.binding]
     links = "; ".join(f"link {lk.link} {_gbps(lk.egress_bytes_per_s)} / {_gbps(lk.usable_bytes_per_s)} Gbps "
                       f"({pct(lk.utilization)})" for lk in b.links)
     caption = (f"Lambda_max {fixed(b.lambda_max_rps, 3)} req/s in total (each model at its share), bound by "
-               f"{b.binding}" + (f" (= {', '.join(tight)})" if tight else "") + f". {links}.")
+               f"{tight_text(b.binding, b.tight)}. {links}.")
     out: list[Any] = [table(title, ["model", "demand %", "t tokens", "N_p / N_d", "N_prfaas", "offloaded p %",
                                     "lambda req/s", "egress Gbps", "PrfaaS busy %"],
                             _entry_rows(b), caption=caption)]
@@ -111,6 +111,6 @@ def emit_fleet_sim(fmt: str, r: FleetSimulateRun) -> None:
                        "PrfaaS busy %", "link busy %"], rows,
                       caption=f"Capacity (exact method at each configuration): {caps}.")]
 
-    emit(fmt, payload, rows=scalar_rows(payload, "systems", inner="simulated.sites", inner_label="model"),
+    emit(fmt, payload, rows=scalar_rows(payload, inner="simulated.sites", inner_label="model"),
          tables=tables)
 

@@ -18,7 +18,7 @@ def emit_fleet_latency(fmt: str, r: FleetLatencyResult) -> None:
     """`latency` on several models: the tables read the typed timings, JSON and CSV its JSON
     (CSV: one row per configuration and entry)."""
     payload = fleet_latency_json(r)
-    emit(fmt, payload, rows=scalar_rows(payload, "systems", inner="entries", inner_label="model"),
+    emit(fmt, payload, rows=scalar_rows(payload, inner="entries", inner_label="model"),
          tables=lambda: _tables(r))
 
 

@@ -40,7 +40,7 @@ def emit_latency(fmt: str, r: LatencyResult) -> None:
                           "P90 s"], path_rows))
         return out
 
-    emit(fmt, payload, rows=scalar_rows(payload, "systems"), tables=tables)
+    emit(fmt, payload, rows=scalar_rows(payload), tables=tables)
 
 
 def trace_tables(r: LatencyResult) -> list[Any]:

@@ -71,9 +71,7 @@ def emit_plan(fmt: str, r: PlanResult) -> None:
 
 
 def _names(op: OperatingPoint) -> str:
-    """What binds, and what else is within the tie tolerance: "prfaas-compute (= pd-prefill)"."""
-    tight = [str(t) for t in op.tight if t != op.binding]
-    return str(op.binding) + (f" (= {', '.join(tight)})" if tight else "")
+    return tight_text(str(op.binding), [str(t) for t in op.tight])
 
 
 def _best_lines(r: PlanResult, m: MethodPlan) -> list[list[str]]:

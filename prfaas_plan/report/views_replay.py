@@ -17,13 +17,18 @@ def _f(x: Any) -> float | None:
     return x if math.isfinite(x) else None
 
 
+def _down_s(s: Any) -> float:
+    """Seconds of the series with the link down (each point holds until the next)."""
+    return float(np.sum(np.diff(np.append(s.times_s, s.span_s))[s.line_bytes_per_s <= 0]))
+
+
 def replay_json(r: Any) -> dict[str, Any]:
     s = r.series
     out = {"scenario": r.scenario, "rate_rps": r.rate_rps, "statistic": r.statistic, "ttft_bound_s": r.bound_s,
            "series": {"points": len(s.times_s), "span_s": s.span_s,
                       "bandwidth_gbps": {"min": units.bytes_per_s_to_gbps(float(s.line_bytes_per_s.min())),
                                          "max": units.bytes_per_s_to_gbps(float(s.line_bytes_per_s.max()))},
-                      "down_s": float(np.sum(np.diff(np.append(s.times_s, s.span_s))[s.line_bytes_per_s <= 0]))},
+                      "down_s": _down_s(s)},
            "policies": {}}
     for run in r.runs:
         res, tl = run.result, run.result.timeline
@@ -57,7 +62,7 @@ def emit_replay(fmt: str, r: Any) -> None:
 def _tables(r: Any) -> list[Any]:
     s = r.series
     gbps = units.bytes_per_s_to_gbps
-    down = float(np.sum(np.diff(np.append(s.times_s, s.span_s))[s.line_bytes_per_s <= 0]))
+    down = _down_s(s)
     head = (f"{r.scenario}: the PrfaaS-PD plan at {num(r.rate_rps, 3)} req/s on a replayed bandwidth series "
             f"({len(s.times_s)} points over {num(s.span_s / units.HOUR, 1)} h, "
             f"{num(gbps(float(s.line_bytes_per_s.min())), 1)}-{num(gbps(float(s.line_bytes_per_s.max())), 1)} Gbps, "

@@ -6,13 +6,14 @@ from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.render import emit, num, pct, table
-from prfaas_plan.report.size_json import saving_fraction, size_csv_rows
+from prfaas_plan.report.size_json import saving_fraction, size_csv_rows, size_json
 from prfaas_plan.specs.sizing import SizedPlan, SizingResult
 
 
-def emit_size(fmt: str, r: SizingResult, payload: dict[str, Any], *, timed: bool = True) -> None:
-    """`size`'s tables; ``timed=False`` leaves out how long the search took (the report: the same
-    inputs give the same page)."""
+def emit_size(fmt: str, r: SizingResult, *, timed: bool = True) -> None:
+    """`size`'s tables, JSON and CSV; ``timed=False`` leaves out how long the search took (the
+    report: the same inputs give the same page)."""
+    payload = size_json(r)
     emit(fmt, payload, rows=size_csv_rows(payload), tables=lambda: _tables(r, timed=timed))
 
 

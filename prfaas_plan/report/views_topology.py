@@ -18,6 +18,7 @@ from prfaas_plan.report.views_plan import (
     robustness_table,
     staging_line,
     t_text,
+    tight_text,
     x_text,
 )
 from prfaas_plan.sim.result import TopologySimulateRun
@@ -87,10 +88,8 @@ def _tables(r: TopologyPlanResult) -> list[Any]:
     pre = r.prefill
     title = (f"{r.scenario}: {r.model}, prefill service {r.prefill_site} ({pre.instances}x"
              f"{pre.gpus_per_instance}x{pre.hardware}) for {len(names)} PD sites (method: {r.method})")
-    tight = [t for t in b.tight if t != b.binding]
-    caption = (f"Lambda_max {fixed(b.lambda_max_rps, 3)} req/s in total, bound by {b.binding}"
-               + (f" (= {', '.join(tight)})" if tight else "")
-               + f"; the prefill service is {pct(b.prfaas_utilization)} busy.")
+    caption = (f"Lambda_max {fixed(b.lambda_max_rps, 3)} req/s in total, bound by {tight_text(b.binding, b.tight)}"
+               f"; the prefill service is {pct(b.prfaas_utilization)} busy.")
     out: list[Any] = [table(title, ["site", "instances", "demand %", "t tokens", "N_p / N_d", "offloaded p %",
                                     "Lambda_i req/s", "egress / usable Gbps", "PrfaaS busy instances"],
                             _site_rows(r, b), caption=caption)]
@@ -156,7 +155,7 @@ def emit_topology_latency(fmt: str, r: TopologyLatencyResult) -> None:
                       ["system", "site", "t tokens, N_p/N_d", "TTFT mean s", "P50 s", "P90 s", "P99 s",
                        "PrfaaS / link busy %"], rows)]
 
-    emit(fmt, payload, rows=scalar_rows(payload, "systems", inner="sites"), tables=tables)
+    emit(fmt, payload, rows=scalar_rows(payload, inner="sites"), tables=tables)
 
 
 def emit_topology_sweep(fmt: str, s: SweepResult) -> None:
@@ -204,6 +203,6 @@ def emit_topology_sim(fmt: str, r: TopologySimulateRun) -> None:
                       ["system", "site", "load %", "TTFT mean s", "P90 s", "P99 s", "analytic mean s", "analytic P90 s",
                        "PrfaaS / link busy %"], rows)]
 
-    emit(fmt, payload, rows=scalar_rows(payload, "systems", inner="sites"), tables=tables)
+    emit(fmt, payload, rows=scalar_rows(payload, inner="sites"), tables=tables)
 
 
