@@ -28,7 +28,7 @@ def _degraded(fs: FleetSpec, link: str, level: float) -> FleetSpec:
         topo = sc.topology
         links = tuple(replace(lk, link=replace(lk.link, bandwidth_bytes_per_s=lk.link.bandwidth_bytes_per_s * level))
                       if lk.name == link else lk for lk in topo.links)
-        models.append(replace(m, scenario=replace(sc, topology=replace(topo, links=links), link=links[0].link)))
+        models.append(replace(m, scenario=replace(sc, topology=replace(topo, links=links))))
     return replace(fs, models=tuple(models))
 
 

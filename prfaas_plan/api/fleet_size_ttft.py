@@ -49,8 +49,7 @@ def bought(sc: ScenarioSpec, pre: Any, n_prfaas: int, sites: dict[str, Any], cou
     decode = sc.decode
     if decode.pinned and any(c.cluster.instance != own for c in new_sites):  # a pin measures its own kind only
         decode = DecodeSpec(memory_fraction=decode.memory_fraction)
-    return replace(sc, topology=topo2, prfaas=pre_c, local=new_sites[0].cluster, link=new_links[0].link,
-                   decode=decode)
+    return replace(sc, topology=topo2, decode=decode)
 
 
 def misses(fs: FleetSpec, demand: float) -> list[tuple[str, str, float | None, float]]:

@@ -103,8 +103,7 @@ def at_bandwidths(sc: ScenarioSpec, bws: Sequence[float]) -> ScenarioSpec:
     topo = sc.topology
     links = tuple(replace(lk, link=replace(lk.link, bandwidth_bytes_per_s=b))
                   for lk, b in zip(topo.links, bws, strict=True))
-    topo = replace(topo, links=links)
-    return replace(sc, topology=topo, link=links[0].link)
+    return replace(sc, topology=replace(topo, links=links))
 
 
 def at_level(sc: ScenarioSpec, q: float) -> ScenarioSpec:

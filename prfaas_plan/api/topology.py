@@ -44,14 +44,14 @@ from prfaas_plan.specs.topology import homogeneous_cluster
 
 
 def site_scenario(sc: ScenarioSpec, i: int) -> ScenarioSpec:
-    """The scenario as PD site i sees it: its workload, its cluster, its link (one object per
-    site in a command, so that what is built for it is built once: ``api.context``)."""
+    """The scenario as PD site i sees it: the topology of that site alone with the prefill
+    service and its link, and its workload (one object per site in a command, so that what is
+    built for it is built once: ``api.context``). A scenario of one PD site is its site's."""
     topo = sc.topology
-    if not topo.multi_site:  # the scenario itself (its local cluster, link and workload are the site's)
+    if len(topo.sites) == 1:
         return sc
-    s = topo.sites[i]
-    return remembered("site", (sc,), (i,), lambda: replace(sc, workload=s.workload, local=s.cluster,
-                                                           link=topo.links[i].link, homogeneous=None))
+    return remembered("site", (sc,), (i,), lambda: replace(sc, topology=topo.site(i), workload=topo.sites[i].workload,
+                                                           homogeneous=None))
 
 
 def site_models(sc: ScenarioSpec) -> tuple[list[SiteModel], list[Timing]]:

@@ -95,15 +95,14 @@ def _valid(model: type[BaseModel], section: Any, name: str, value: Any) -> Any:
         return None
 
 
-# --- the typed patches: each keeps the two views (sc.link / sc.local / sc.prfaas and the topology) one
+# --- the typed patches of the topology
 
 
 def with_link(sc: ScenarioSpec, target: str, link: LinkSpec) -> ScenarioSpec:
     """``link`` on the topology's link to PD site ``target`` (and ``sc.link`` if it is the first)."""
     topo = sc.topology
     links = tuple(replace(lk, link=link) if lk.target == target else lk for lk in topo.links)
-    topo = replace(topo, links=links)
-    return replace(sc, topology=topo, link=topo.links[0].link)
+    return replace(sc, topology=replace(topo, links=links))
 
 
 def with_cluster(sc: ScenarioSpec, site: str, cluster: ClusterSpec, *, derived_homogeneous: bool) -> ScenarioSpec:
@@ -114,7 +113,7 @@ def with_cluster(sc: ScenarioSpec, site: str, cluster: ClusterSpec, *, derived_h
     else:
         topo = replace(topo, sites=tuple(replace(s, cluster=cluster) if s.name == site else s for s in topo.sites))
     hom = homogeneous_cluster(topo.sites[0], topo) if derived_homogeneous else sc.homogeneous
-    return replace(sc, topology=topo, prfaas=topo.prefill.cluster, local=topo.sites[0].cluster, homogeneous=hom)
+    return replace(sc, topology=topo, homogeneous=hom)
 
 
 def with_output_tokens(sc: ScenarioSpec, output_tokens: float) -> ScenarioSpec:

@@ -42,9 +42,6 @@ class ScenarioSpec:
     name: str
     source: str
     model: ModelSpec
-    prfaas: ClusterSpec
-    local: ClusterSpec
-    link: LinkSpec
     workload: WorkloadSpec
     decode_tokens_per_s: float
     ttft_slo_s: float | None
@@ -57,9 +54,8 @@ class ScenarioSpec:
     cache_mode: str = "bandwidth-scarce"
     control: ControlConfig | None = None  # None: no control loops
     path: str | None = None
-    # the sites and links (the two-cluster form: one PD site, named prfaas and local); prfaas /
-    # local / link / workload above are its prefill site, its first PD site, that site's link and
-    # the scenario's workload
+    # the sites and links (the two-cluster form: one PD site, named prfaas and local); ``workload``
+    # above is the scenario's, which a PD site takes unless it gives its own
     topology: TopologySpec
     sizing: SizingSpec | None = None  # the `sizing:` section (`size`)
     # modelled prefill times and decode steps times these factors (the P10-P90 ends of
@@ -72,6 +68,22 @@ class ScenarioSpec:
     @property
     def multi_site(self) -> bool:
         return self.topology.multi_site
+
+    @property
+    def prfaas(self) -> ClusterSpec:
+        """The prefill service's cluster (the two-cluster form's ``clusters.prfaas``)."""
+        return self.topology.prefill.cluster
+
+    @property
+    def local(self) -> ClusterSpec:
+        """The first PD site's cluster: a site's own in the scenario of one site
+        (``api.topology.site_scenario``), the two-cluster form's ``clusters.local``."""
+        return self.topology.sites[0].cluster
+
+    @property
+    def link(self) -> LinkSpec:
+        """The first PD site's link (a site's own in the scenario of one site)."""
+        return self.topology.links[0].link
 
     @property
     def tpot_slo_s(self) -> float:

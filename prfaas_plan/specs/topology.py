@@ -176,6 +176,10 @@ class TopologySpec:
     def multi_site(self) -> bool:
         return len(self.sites) > 1
 
+    def site(self, i: int) -> TopologySpec:
+        """PD site i alone with the prefill service and its link, as that site sees the topology."""
+        return TopologySpec(prefill=self.prefill, sites=(self.sites[i],), links=(self.links[i],))
+
 
 def homogeneous_cluster(site: SiteSpec, topology: TopologySpec) -> ClusterSpec:
     """Homogeneous PD for a PD site: its own instances plus its demand share of the prefill
