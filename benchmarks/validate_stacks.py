@@ -177,7 +177,7 @@ def main() -> None:
 
 def write(path: Path, e: Efficiency, band: tuple[float, float], dband: tuple[float, float],
           pts: list[fit.Point]) -> None:
-    from prfaas_plan.api.calibrate import stack_yaml
+    from prfaas_plan.report.stack_yaml import stack_yaml
     from prfaas_plan.specs.stack import StackSpec
 
     source = "benchmarks/data/public_measurements.csv, fitted by benchmarks/validate_stacks.py"

@@ -136,41 +136,41 @@ def report(ref: str | None, catalog: Any, *, overrides: list[str] | None = None,
     latency, cdf = _latency(sc, clock, notes)
     hook("cdf", cdf)
     model, kv_rate = _kv(sc, catalog, clock, notes)
-    out: dict[str, Any] = {}
-    if simulate:
-        out |= _simulate(sc, clock, notes)
+    run, requests = _simulate(sc, clock, notes) if simulate else (None, None)
+    sized = None
     if sc.sizing is not None:
         from prfaas_plan.api.size import size
 
         try:
             busy = sc if at is None or at.rate is None else plan_at_.at_rate(sc, at.rate)
             sized = clock("size", size, busy)
-            out |= {"sizing": sized}
             hook("sizing", sized)
         except (SpecError, InfeasibleError) as exc:
             notes.setdefault("sizing", []).append(left_out("The cheapest fleet (`prfaas-plan size`)", exc, overrides))
+    stats = degraded = None
     if trace is not None:
-        out["trace_stats"] = _trace_stats(trace, clock, notes)
-        hook("trace", out["trace_stats"])
+        stats = _trace_stats(trace, clock, notes)
+        hook("trace", stats)
         notes.setdefault("robustness", []).append("The link robustness (`prfaas-plan degrade`) is left out: degrade "
                                                   "takes no --trace")
     else:
         try:
-            out["degrade"] = clock("degrade", api_degrade.degrade, ref, catalog, overrides=overrides, method=method)
+            degraded = clock("degrade", api_degrade.degrade, ref, catalog, overrides=overrides, method=method)
         except (SpecError, InfeasibleError) as exc:
             notes.setdefault("robustness", []).append(left_out("The link robustness (`prfaas-plan degrade`)", exc,
                                                                overrides))
     from prfaas_plan.api import report_facts as facts
 
-    sized = out.get("sizing")
-    out |= {"scenario_file": facts.shown_path(sc.path), "inputs": clock("inputs", facts.inputs, sc, catalog, sized),
-            "selective": clock("selective plan", facts.selective, sc, sized),
-            "prefill_costs": clock("prefill costs", facts.prefill_costs, sc) if sized is not None else ()}
     return ReportData(scenario=sc, command=command, version=__version__, overrides=tuple(overrides),
                       trace=_trace_text(trace),
                       plan=plan.result, figure5=fig5, sweeps=tuple(sweeps),
                       latency=latency, latency_load=LATENCY_LOAD, cdf=cdf,
-                      model=model, kv_rate=kv_rate, notes=notes, timings_s=clock.times, **out)
+                      model=model, kv_rate=kv_rate, simulation=run, simulation_requests=requests, sizing=sized,
+                      degrade=degraded, trace_stats=stats, scenario_file=facts.shown_path(sc.path),
+                      inputs=clock("inputs", facts.inputs, sc, catalog, sized),
+                      selective=clock("selective plan", facts.selective, sc, sized),
+                      prefill_costs=clock("prefill costs", facts.prefill_costs, sc) if sized is not None else (),
+                      notes=notes, timings_s=clock.times)
 
 
 def left_out(part: str, exc: PrfaasError, overrides: Sequence[str]) -> str:
@@ -224,8 +224,9 @@ def _kv(sc: ScenarioSpec, catalog: Any, clock: _Clock, notes: dict[str, list[str
     return model, kv
 
 
-def _simulate(sc: ScenarioSpec, clock: _Clock, notes: dict[str, list[str]]) -> dict[str, Any]:
-    """`simulate` at its defaults (load 0.8 of the smallest capacity, 20,000 requests a system, seed 0)."""
+def _simulate(sc: ScenarioSpec, clock: _Clock, notes: dict[str, list[str]]) -> tuple[Any, int | None]:
+    """`simulate` at its defaults (load 0.8 of the smallest capacity, 20,000 requests a system, seed 0)
+    and how many requests each system ran (None: the whole trace); (None, None) and a note where it cannot run."""
     from prfaas_plan.specs.run import parse
 
     args = parse(rate=None, load=None, requests=None, duration=None, seed=None)
@@ -240,10 +241,9 @@ def _simulate(sc: ScenarioSpec, clock: _Clock, notes: dict[str, list[str]]) -> d
             run = clock("simulate", api_sim.run_systems, sc, **args.keywords())
     except (SpecError, InfeasibleError) as exc:
         notes.setdefault("latency", []).append(left_out("The simulated TTFT (`prfaas-plan simulate`)", exc, ()))
-        return {}
+        return None, None
     typed = run if sc.multi_site else run.result
-    requests = typed.requests if sc.workload.trace is None else None  # None: the whole trace
-    return {"simulation": run, "simulation_requests": requests}
+    return run, typed.requests if sc.workload.trace is None else None
 
 
 def _trace_stats(trace: Any, clock: _Clock, notes: dict[str, list[str]]) -> Any:

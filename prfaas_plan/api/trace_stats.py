@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -144,9 +145,19 @@ def summarize(trace: Trace, *, source: str = "", format: str = "mooncake", has_h
                       input_tokens=np.sort(trace.input_tokens), output_tokens=np.sort(trace.output_tokens))
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StatsOptions:
+    """`trace stats`'s options, read: the format (None: detected), the bin and the cache sizes in SI."""
+
+    format: str | None
+    bin_s: float | None
+    cache_tokens: tuple[int, ...]
+    cache_bytes: tuple[float, ...]
+
+
 def parse_options(*, trace_format: str | None = None, bin: str | None = None,
                   cache_tokens: Sequence[str] = (), cache_gib: Sequence[str] = (),
-                  model: str | None = None) -> dict[str, Any]:
+                  model: str | None = None) -> StatsOptions:
     """The command's option texts, checked: each bad value is one ``SpecError`` naming its option."""
     fmt = None if trace_format is None else trace_format.strip().lower()
     if fmt == "auto":
@@ -173,7 +184,7 @@ def parse_options(*, trace_format: str | None = None, bin: str | None = None,
     if sizes and model is None:
         raise SpecError(f"{cache_gib[0]!r} GiB needs the model whose KV fills the cache: give --model",
                         field="--cache-gib")
-    return {"format": fmt, "bin_s": bin_s, "cache_tokens": tokens, "cache_bytes": sizes}
+    return StatsOptions(format=fmt, bin_s=bin_s, cache_tokens=tuple(tokens), cache_bytes=tuple(sizes))
 
 
 def _read(path: str, fmt: str | None, model_filter: str | None) -> TraceFile:
@@ -207,9 +218,9 @@ def trace_stats(path: str | os.PathLike[str], *, trace_format: str | None = None
         bytes_per_token = kv.footprint(spec).kv_bytes_per_token
         model = spec.name
     source = os.fspath(path)
-    tf = _read(source, opts["format"], model_filter)
-    return summarize(tf.trace, source=source, format=tf.format, has_hashes=tf.has_hashes, bin_s=opts["bin_s"],
-                     cache_tokens=opts["cache_tokens"], cache_bytes=opts["cache_bytes"],
+    tf = _read(source, opts.format, model_filter)
+    return summarize(tf.trace, source=source, format=tf.format, has_hashes=tf.has_hashes, bin_s=opts.bin_s,
+                     cache_tokens=opts.cache_tokens, cache_bytes=opts.cache_bytes,
                      bytes_per_token=bytes_per_token, model=model, curve=curve,
                      failed_excluded=tf.failed_excluded, filtered_out=tf.filtered_out, models=tf.models,
                      model_filter=model_filter)

@@ -20,25 +20,40 @@ def models_json(rows: tuple[ModelRow, ...]) -> dict[str, Any]:
 
 
 def hardware_json(rows: tuple[GpuRow, ...]) -> dict[str, Any]:
-    return {"hardware": [{"name": g.name, "bf16_flops": g.bf16_flops, "fp8_flops": g.fp8_flops,
+    return {"hardware": hardware_rows(rows)}
+
+
+def hardware_rows(rows: tuple[GpuRow, ...]) -> list[dict[str, Any]]:
+    """One row per GPU: its datasheet figures (`hardware`'s JSON list and CSV rows)."""
+    return [{"name": g.name, "bf16_flops": g.bf16_flops, "fp8_flops": g.fp8_flops,
                           "hbm_bytes": g.hbm_bytes, "hbm_bytes_per_s": g.hbm_bytes_per_s,
                           "scaleup_bytes_per_s": g.scaleup_bytes_per_s, "nic_bytes_per_s": g.nic_bytes_per_s,
                           "power_w": g.power_w, "price_per_hour": g.price_per_hour,
                           "efficiency_source": g.efficiency.source, "file": r.file}
-                         for r in rows for g in (r.gpu,)]}
+            for r in rows for g in (r.gpu,)]
 
 
 def stacks_json(rows: tuple[StackRow, ...]) -> dict[str, Any]:
-    return {"stacks": [{**stack_json(st), "default": r.default, "gpus": list(st.gpus), "description": st.description,
+    return {"stacks": stacks_rows(rows)}
+
+
+def stacks_rows(rows: tuple[StackRow, ...]) -> list[dict[str, Any]]:
+    """One row per serving-stack profile (`stacks`'s JSON list and CSV rows)."""
+    return [{**stack_json(st), "default": r.default, "gpus": list(st.gpus), "description": st.description,
                         "prefill_overhead_s": st.efficiency.prefill_overhead_s,
                         "decode_overhead_s": st.efficiency.decode_overhead_s, "compute": st.efficiency.compute,
-                        "path": r.file} for r in rows for st in (r.stack,)]}
+                        "path": r.file} for r in rows for st in (r.stack,)]
 
 
 def group_json(group: LayerGroup) -> dict[str, Any]:
     """A layer group's fields as its model YAML names them (kind and variant as text)."""
     return {f.name: (str(getattr(group, f.name)) if f.name in ("kind", "variant") else getattr(group, f.name))
             for f in fields(group)} | {"kind": str(group.kind)}
+
+
+def layer_rows(r: ModelShow) -> list[dict[str, Any]]:
+    """`model show`'s layer groups with their KV bytes (its JSON list and CSV rows)."""
+    return [_layer(x) for x in r.layers]
 
 
 def _layer(r: LayerRow) -> dict[str, Any]:
@@ -59,7 +74,7 @@ def model_show_json(r: ModelShow) -> dict[str, Any]:
         "swa_bytes_per_token": kv.swa_bytes_per_token, "swa_window_tokens": kv.swa_window_tokens,
         "swa_max_bytes": kv.swa_max_bytes, "state_bytes": kv.state_bytes,
         "moe": None if m.moe is None else {k: getattr(m.moe, k) for k in m.moe.__slots__},
-        "layers": [_layer(x) for x in r.layers],
+        "layers": layer_rows(r),
         "s_kv": [{"length_tokens": n, "kv_bytes": b} for n, b in r.s_kv],
         "saving": None if s is None else {
             "reference": s.reference, "total_layers": s.total_layers, "growing_layers": s.growing_layers,

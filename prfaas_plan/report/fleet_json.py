@@ -1,5 +1,5 @@
-"""The JSON of `optimize` on a scenario of several models, written from the typed
-``specs.fleet.FleetPlanResult``: the one place its keys are spelled."""
+"""The JSON of `optimize`, `simulate`, `degrade` and `size` on a scenario of several models, written from
+their typed results (``specs.fleet``): the one place their keys are spelled."""
 
 from __future__ import annotations
 
@@ -7,7 +7,14 @@ from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.fleet_latency_json import fleet_timing_json
-from prfaas_plan.specs.fleet import FleetDegradeResult, FleetMethodPlan, FleetPlanResult, FleetPoint, FleetSimulateRun
+from prfaas_plan.specs.fleet import (
+    FleetDegradeResult,
+    FleetMethodPlan,
+    FleetPlanResult,
+    FleetPoint,
+    FleetSimulateRun,
+    FleetSizingResult,
+)
 from prfaas_plan.specs.results import Pool, Priced
 
 
@@ -96,3 +103,29 @@ def fleet_degrade_csv_rows(payload: dict[str, Any]) -> list[dict[str, Any]]:
              "static_binding": lv["static_binding"],
              "replan_rps": lv["replan"]["lambda_max_rps"] if lv["replan"] else 0.0}
             for link, levels in payload["links"].items() for lv in levels]
+
+
+def fleet_size_json(r: FleetSizingResult) -> dict[str, Any]:
+    return {
+        "scenario": r.scenario, "demand_rps": r.demand_rps, "headroom": r.headroom,
+        "prefill": {"hardware": r.prefill_hardware, "gpus_per_instance": r.prefill_gpus_per_instance,
+                    "instances": r.n_prfaas},
+        "sites": {s.site: {"hardware": s.hardware, "gpus_per_instance": s.gpus_per_instance, "instances": s.instances,
+                           "link_tier_gbps": None if s.link_tier_bytes_per_s is None
+                           else units.bytes_per_s_to_gbps(s.link_tier_bytes_per_s),
+                           "link_price_per_hour": s.link_price_per_hour} for s in r.sites},
+        "entries": fleet_size_rows(r),
+        "asked_headroom": r.asked_headroom,
+        "ttft": [{"model": label, "statistic": stat, "ttft_s": v, "bound_s": bound}
+                 for label, stat, v, bound in r.ttft],
+        "cost": {"per_hour": r.per_hour, "gpus_per_hour": r.gpus_per_hour, "links_per_hour": r.links_per_hour,
+                 "egress_per_hour": r.egress_per_hour, "per_million_requests": r.per_million_requests},
+        "baselines": {"separate_per_hour": r.separate_per_hour, "homogeneous_per_hour": r.homogeneous_per_hour},
+    }
+
+
+def fleet_size_rows(r: FleetSizingResult) -> list[dict[str, Any]]:
+    """Each model at each site as bought (the JSON's ``entries`` and the CSV)."""
+    return [{"model": e.model, "site": e.site, "demand_rps": e.demand_rps, "threshold_tokens": e.threshold_tokens,
+             "p_offload": e.p_offload, "n_p": e.n_p, "n_d": e.n_d, "n_prfaas": e.n_prfaas,
+             "egress_gbps": units.bytes_per_s_to_gbps(e.egress_bytes_per_s)} for e in r.entries]

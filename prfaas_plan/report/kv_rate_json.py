@@ -25,4 +25,9 @@ def _row(r: KvRateRow) -> dict[str, Any]:
 def kv_rate_json(r: KvRateResult) -> dict[str, Any]:
     return {"model": r.model, "instance": r.instance, "instances": r.instances, "kv_dtype": r.kv_dtype,
             "state_dtype": r.state_dtype, "sources": [{"source": s.source, "detail": s.detail} for s in r.sources],
-            "stack": stack_json(r.stack), "rows": [_row(x) for x in r.rows]}
+            "stack": stack_json(r.stack), "rows": kv_rate_rows(r)}
+
+
+def kv_rate_rows(r: KvRateResult) -> list[dict[str, Any]]:
+    """One row per input length (the JSON's ``rows`` and the CSV)."""
+    return [_row(x) for x in r.rows]

@@ -7,12 +7,15 @@ import textwrap
 from prfaas_plan import units
 from prfaas_plan.report.catalog_json import (
     hardware_json,
+    hardware_rows,
+    layer_rows,
     model_show_json,
     models_csv_rows,
     models_json,
     stacks_json,
+    stacks_rows,
 )
-from prfaas_plan.report.kv_rate_json import kv_rate_json
+from prfaas_plan.report.kv_rate_json import kv_rate_json, kv_rate_rows
 from prfaas_plan.report.render import WIDTH, count, emit, num, table
 from prfaas_plan.specs.catalog_view import GpuRow, ModelRow, ModelShow, StackRow
 from prfaas_plan.specs.kv_rate import KvRateResult
@@ -60,8 +63,7 @@ def emit_hardware(fmt: str, rows: tuple[GpuRow, ...]) -> None:
                         else f"[{notes.index(g.efficiency.source) + 1}]"] for g in gpus],
                       caption=caption or None)]
 
-    payload = hardware_json(rows)
-    emit(fmt, payload, rows=payload["hardware"], tables=tables)
+    emit(fmt, hardware_json(rows), rows=hardware_rows(rows), tables=tables)
 
 
 def emit_model(fmt: str, r: ModelShow) -> None:
@@ -95,8 +97,7 @@ def emit_model(fmt: str, r: ModelShow) -> None:
                 f"{s.attention_factor:.2f}x per layer = {s.total_factor:.1f}x less KV per token.")
         return out
 
-    payload = model_show_json(r)
-    emit(fmt, payload, rows=payload["layers"], tables=tables)
+    emit(fmt, model_show_json(r), rows=layer_rows(r), tables=tables)
 
 
 def band(lo: float, hi: float, digits: int) -> str:
@@ -125,8 +126,7 @@ def emit_stacks(fmt: str, rows: tuple[StackRow, ...]) -> None:
         return [table("Serving-stack profiles (stacks/)", ["stack", "engine", "GPUs measured", "points", "sources",
                                                            "prefill overhead ms", "P10-P90"], out)]
 
-    payload = stacks_json(rows)
-    emit(fmt, payload, rows=payload["stacks"], tables=tables)
+    emit(fmt, stacks_json(rows), rows=stacks_rows(rows), tables=tables)
 
 
 def emit_kv_rate(fmt: str, r: KvRateResult) -> None:
@@ -149,5 +149,4 @@ def emit_kv_rate(fmt: str, r: KvRateResult) -> None:
         return [table(f"{r.model} on {r.instance}: KV throughput (Eq. 1"
                       + (", egress Eq. 2)" if r.instances is not None else ")"), cols, rows, caption=caption)]
 
-    payload = kv_rate_json(r)
-    emit(fmt, payload, rows=payload["rows"], tables=tables)
+    emit(fmt, kv_rate_json(r), rows=kv_rate_rows(r), tables=tables)

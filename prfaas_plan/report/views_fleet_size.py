@@ -1,35 +1,14 @@
-"""View and JSON of `size` on several models (``api.fleet_size``)."""
+"""View of `size` on several models (``api.fleet_size``); its JSON is ``report.fleet_json``'s."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from prfaas_plan import units
+from prfaas_plan.report.fleet_json import fleet_size_json, fleet_size_rows
 from prfaas_plan.report.render import emit, num, pct, table
 from prfaas_plan.report.views_plan import fixed, t_text
 from prfaas_plan.specs.fleet import FleetSizingResult
-
-
-def fleet_size_json(r: FleetSizingResult) -> dict[str, Any]:
-    return {
-        "scenario": r.scenario, "demand_rps": r.demand_rps, "headroom": r.headroom,
-        "prefill": {"hardware": r.prefill_hardware, "gpus_per_instance": r.prefill_gpus_per_instance,
-                    "instances": r.n_prfaas},
-        "sites": {s.site: {"hardware": s.hardware, "gpus_per_instance": s.gpus_per_instance, "instances": s.instances,
-                           "link_tier_gbps": None if s.link_tier_bytes_per_s is None
-                           else units.bytes_per_s_to_gbps(s.link_tier_bytes_per_s),
-                           "link_price_per_hour": s.link_price_per_hour} for s in r.sites},
-        "entries": [{"model": e.model, "site": e.site, "demand_rps": e.demand_rps,
-                     "threshold_tokens": e.threshold_tokens, "p_offload": e.p_offload, "n_p": e.n_p, "n_d": e.n_d,
-                     "n_prfaas": e.n_prfaas, "egress_gbps": units.bytes_per_s_to_gbps(e.egress_bytes_per_s)}
-                    for e in r.entries],
-        "asked_headroom": r.asked_headroom,
-        "ttft": [{"model": label, "statistic": stat, "ttft_s": v, "bound_s": bound}
-                 for label, stat, v, bound in r.ttft],
-        "cost": {"per_hour": r.per_hour, "gpus_per_hour": r.gpus_per_hour, "links_per_hour": r.links_per_hour,
-                 "egress_per_hour": r.egress_per_hour, "per_million_requests": r.per_million_requests},
-        "baselines": {"separate_per_hour": r.separate_per_hour, "homogeneous_per_hour": r.homogeneous_per_hour},
-    }
 
 
 def _money(x: float | None) -> str:
@@ -41,7 +20,6 @@ def _saves(base: float | None, cost: float) -> str:
 
 
 def emit_fleet_size(fmt: str, r: FleetSizingResult) -> None:
-    payload = fleet_size_json(r)
 
     def tables() -> list[Any]:
         several = len(r.sites) > 1
@@ -74,4 +52,4 @@ def emit_fleet_size(fmt: str, r: FleetSizingResult) -> None:
                       rows, caption=caption),
                 table("against the baselines, same demand", ["plan", "$/h", "shared saves %"], base)]
 
-    emit(fmt, payload, rows=payload["entries"], tables=tables)
+    emit(fmt, fleet_size_json(r), rows=fleet_size_rows(r), tables=tables)

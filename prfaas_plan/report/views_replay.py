@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -10,59 +9,18 @@ import numpy as np
 
 from prfaas_plan import units
 from prfaas_plan.report.render import emit, num, pct, secs, table
-
-
-def _f(x: Any) -> float | None:
-    x = float(x)
-    return x if math.isfinite(x) else None
-
-
-def _down_s(s: Any) -> float:
-    """Seconds of the series with the link down (each point holds until the next)."""
-    return float(np.sum(np.diff(np.append(s.times_s, s.span_s))[s.line_bytes_per_s <= 0]))
-
-
-def replay_json(r: Any) -> dict[str, Any]:
-    s = r.series
-    out = {"scenario": r.scenario, "rate_rps": r.rate_rps, "statistic": r.statistic, "ttft_bound_s": r.bound_s,
-           "series": {"points": len(s.times_s), "span_s": s.span_s,
-                      "bandwidth_gbps": {"min": units.bytes_per_s_to_gbps(float(s.line_bytes_per_s.min())),
-                                         "max": units.bytes_per_s_to_gbps(float(s.line_bytes_per_s.max()))},
-                      "down_s": _down_s(s)},
-           "policies": {}}
-    for run in r.runs:
-        res, tl = run.result, run.result.timeline
-        out["policies"][run.policy] = {
-            "requests": res.requests, "served_rps": run.served_rps, "ttft_mean_s": res.ttft.mean,
-            "ttft_p50_s": res.ttft.quantile(0.5), "ttft_p90_s": res.ttft.quantile(0.9),
-            "ttft_p99_s": res.ttft.quantile(0.99), "slo_attainment": run.attainment, "kept_local": res.kept_local,
-            "timeline": {"window_s": tl.window_s, "start_s": [float(x) for x in tl.starts_s],
-                         "arrived": [int(x) for x in tl.arrived],
-                         "ttft_p90_s": [_f(x) for x in tl.ttft_p90_s],
-                         "slo_attainment": None if tl.attainment is None else [_f(x) for x in tl.attainment],
-                         "link_utilization": [_f(x) for x in tl.link_utilization],
-                         "capacity_gbps": [units.bytes_per_s_to_gbps(float(x)) for x in tl.capacity_bytes_per_s],
-                         "threshold_tokens": [_f(x) for x in tl.threshold_tokens],
-                         "offloaded": [_f(x) for x in tl.offloaded]}}
-    return out
-
-
-def replay_csv_rows(payload: dict[str, Any]) -> list[dict[str, Any]]:
-    """One row per router policy: its scalars (the timeline is the JSON's)."""
-    return [{"policy": name, **{k: v for k, v in p.items() if k != "timeline"}}
-            for name, p in payload["policies"].items()]
+from prfaas_plan.report.replay_json import down_s, replay_csv_rows, replay_json
 
 
 def emit_replay(fmt: str, r: Any) -> None:
     """`replay`: the router policies on the same series and arrivals; JSON and CSV written here."""
-    payload = replay_json(r)
-    emit(fmt, payload, rows=replay_csv_rows(payload), tables=lambda: _tables(r))
+    emit(fmt, replay_json(r), rows=replay_csv_rows(r), tables=lambda: _tables(r))
 
 
 def _tables(r: Any) -> list[Any]:
     s = r.series
     gbps = units.bytes_per_s_to_gbps
-    down = _down_s(s)
+    down = down_s(s)
     head = (f"{r.scenario}: the PrfaaS-PD plan at {num(r.rate_rps, 3)} req/s on a replayed bandwidth series "
             f"({len(s.times_s)} points over {num(s.span_s / units.HOUR, 1)} h, "
             f"{num(gbps(float(s.line_bytes_per_s.min())), 1)}-{num(gbps(float(s.line_bytes_per_s.max())), 1)} Gbps, "

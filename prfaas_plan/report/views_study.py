@@ -8,6 +8,7 @@ from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.render import emit, num, table
+from prfaas_plan.report.study_json import breakeven_rows, study_report_json
 
 
 def axis_name(key: str) -> str:
@@ -73,9 +74,4 @@ def tables(r: Any) -> list[Any]:
 
 
 def emit_study_report(fmt: str, r: Any) -> None:
-    payload = {"source": r.source, "command": r.command, "points": len(r.rows), "counts": r.counts,
-               "axes": list(r.axes),
-               "breakeven": [{"panel": b.panel, "line": b.label, "pays_from_bytes_per_s": b.from_bytes_per_s,
-                              "pays_at_every_tier": b.always, "best_gain": b.best_gain,
-                              "best_at_bytes_per_s": b.best_at_bytes_per_s} for b in r.figures.breakeven]}
-    emit(fmt, payload, rows=payload["breakeven"], tables=lambda: tables(r))
+    emit(fmt, study_report_json(r), rows=breakeven_rows(r), tables=lambda: tables(r))
