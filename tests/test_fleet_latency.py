@@ -99,7 +99,7 @@ def test_one_model_fleet_is_latency_on_the_case_study(tmp_path: Path):
     path = tmp_path / "one.yaml"
     path.write_text(yaml.safe_dump(d))
     ref = api_latency.latency(load_scenario(None, Catalog.default()), load=0.8, which=("prfaas",))
-    want = ref.systems["prfaas"]
+    want = ref.at_site("local")["prfaas"]
     r = latency(load_plan_input(str(path), Catalog.default()), rate_rps=ref.rate_rps)
     got = r.systems["prfaas"]
     e = got.entries["internal-1t"]

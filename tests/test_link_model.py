@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from prfaas_plan import units
-from prfaas_plan.api.latency import system_latency
+from prfaas_plan.api.latency import site_latency
 from prfaas_plan.api.systems import PRFAAS, systems
 from prfaas_plan.cli import app
 from prfaas_plan.io.load import Catalog
@@ -72,7 +72,7 @@ def _prfaas(sc):
 
 def test_handoff_adds_its_time_to_offloaded_requests_only():
     plain, slow = case(), case("link.handoff=200ms")
-    a, b = system_latency(plain, _prfaas(plain), 1e-6), system_latency(slow, _prfaas(slow), 1e-6)
+    a, b = site_latency(plain, _prfaas(plain), 1e-6), site_latency(slow, _prfaas(slow), 1e-6)
     pa, pb = ({p.name: p for p in r.paths} for r in (a, b))
     assert pb["prfaas"].zero_load_ttft_mean_s - pa["prfaas"].zero_load_ttft_mean_s == pytest.approx(0.2, rel=0.01)
     assert pb["local"].zero_load_ttft_mean_s == pa["local"].zero_load_ttft_mean_s
@@ -87,7 +87,7 @@ def test_analytic_and_simulated_ttft_agree(over):
     c = _prfaas(sc)
     rate = 0.7 * c.capacity_rps
     sim = simulate(sc, c, rate_rps=rate, n_requests=20_000, rng=np.random.default_rng(5))
-    ana = system_latency(sc, c, rate)
+    ana = site_latency(sc, c, rate)
     assert ana.ttft_mean_s == pytest.approx(sim.ttft.mean, rel=0.15)
     assert ana.ttft_p90_s == pytest.approx(sim.ttft.quantile(0.9), rel=0.15)
     paths = {p.name: p for p in ana.paths}

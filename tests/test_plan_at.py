@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from prfaas_plan.api import plan_at
-from prfaas_plan.api.latency import system_latency
+from prfaas_plan.api.latency import site_latency
 from prfaas_plan.api.systems import PRFAAS, systems
 from prfaas_plan.cli import app
 from prfaas_plan.core.arrivals import RateProfile, rate_profile
@@ -99,10 +99,10 @@ def test_optimize_at_the_busy_hour_searches_the_slo_at_the_window_rate(azure):
     slo = busy["ttft_slo"]["prfaas"]
     config = replace(systems(held, which=(PRFAAS,))[PRFAAS], threshold_tokens=slo["threshold_tokens"],
                      n_prfaas=slo["n_prfaas"], n_p=slo["n_p"], n_d=slo["n_d"], capacity_rps=slo["capacity_rps"])
-    at = system_latency(held, config, slo["lambda_ttft_rps"])
+    at = site_latency(held, config, slo["lambda_ttft_rps"])
     assert at.statistic("p90") <= 10.0 * (1 + 1e-9)
     assert at.statistic("p90") == pytest.approx(10.0, rel=0.01)
-    over = system_latency(held, config, slo["lambda_ttft_rps"] * 1.02)
+    over = site_latency(held, config, slo["lambda_ttft_rps"] * 1.02)
     assert not over.stable or over.statistic("p90") > 10.0
     # the windows as they come allow a mean rate below the busy window's: the busy hour binds
     assert plain["ttft_slo"]["prfaas"]["lambda_ttft_rps"] < slo["lambda_ttft_rps"]

@@ -10,11 +10,11 @@ from dataclasses import replace
 import pytest
 
 from prfaas_plan.api import size as api_size
+from prfaas_plan.api.latency import system_latency
 from prfaas_plan.api.size_grid import laws
 from prfaas_plan.api.size_solve import solve
 from prfaas_plan.api.size_ttft import FACTORS, constrained
 from prfaas_plan.api.systems import PRFAAS, topology_systems
-from prfaas_plan.api.topology_systems import system_latency
 from prfaas_plan.errors import InfeasibleError
 from prfaas_plan.io.load import Catalog
 from prfaas_plan.io.scenario import load_scenario

@@ -15,10 +15,10 @@ import pytest
 from typer.testing import CliRunner
 
 from prfaas_plan.api import thresholds as th
+from prfaas_plan.api.latency import system_latency
 from prfaas_plan.api.optimize import optimize
 from prfaas_plan.api.slo import SEARCH_NODES
 from prfaas_plan.api.systems import PRFAAS, topology_systems
-from prfaas_plan.api.topology_systems import system_latency
 from prfaas_plan.cli import app
 from prfaas_plan.io.load import Catalog
 from prfaas_plan.io.scenario import load_scenario

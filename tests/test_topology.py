@@ -206,10 +206,11 @@ def test_bad_topology_is_one_line_naming_the_field(tmp_path: Path, edit, field: 
 
 def test_the_shared_pool_of_one_stream_is_the_single_path_queue() -> None:
     """core.latency.shared_pool with one stream gives the same wait as a path's own pool, so a
-    one-site topology times like the two-cluster system."""
-    from prfaas_plan.api.latency import system_latency as two_cluster_latency
+    one-site topology (whose pool api.latency.prefill_pool leaves to its one stream) times like its
+    site alone."""
+    from prfaas_plan.api.latency import offload_share, paths_of, site_latency, system_latency
     from prfaas_plan.api.systems import systems
-    from prfaas_plan.api.topology_systems import system_latency
+    from prfaas_plan.core import latency as lat
     from prfaas_plan.specs.topology import SiteSystem, TopologySystem
 
     sc = load_scenario("paper-case-study", CATALOG)
@@ -219,10 +220,19 @@ def test_the_shared_pool_of_one_stream_is_the_single_path_queue() -> None:
                           sites=(SiteSystem(site="local", link="prfaas->local", demand_share=1.0, config=c,
                                             workload=sc.workload),))
     rate = 0.7 * c.capacity_rps
-    one, two = system_latency(sc, topo, rate), two_cluster_latency(sc, c, rate)
+    one, own = system_latency(sc, topo, rate), site_latency(sc, c, rate)
     for key in ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s"):
-        assert getattr(one, key) == pytest.approx(getattr(two, key), rel=1e-9), key
-        assert getattr(one.sites["local"], key) == pytest.approx(getattr(two, key), rel=1e-9), key
+        assert getattr(one, key) == pytest.approx(getattr(own, key), rel=1e-12), key
+        assert getattr(one.sites["local"], key) == getattr(own, key), key
+    assert one.prfaas_utilization == own.utilization["prfaas prefill"]
+    p = offload_share(sc.workload.lengths, c.threshold_tokens)
+    grid = lat.Nodes.of(sc.workload.lengths, c.threshold_tokens, above=True, n=2000).lengths
+    pool = lat.shared_pool([rate * p], [c.t_prfaas(grid)], c.n_prfaas, 1.0)
+    shared, alone = paths_of(sc, c, rate, pool=pool).paths[0], paths_of(sc, c, rate).paths[0]
+    assert shared.name == alone.name == "prfaas"
+    for key in ("wait_mean_s", "ttft_mean_s"):
+        assert getattr(shared, key) == pytest.approx(getattr(alone, key), rel=1e-9), key
+    assert pool.utilization == pytest.approx(own.utilization["prfaas prefill"], rel=1e-12)
 
 
 @pytest.mark.slow

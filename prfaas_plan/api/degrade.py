@@ -15,7 +15,7 @@ bandwidth (100% as the reference, then the levels asked for; 0 is the link down)
   none of the shared compute, so the joint plan with it forced to p = 0 is exactly
   min(C_down / s_i, the others' joint plan): the two are found apart and evaluated together.
 - ``ttft``: the re-planned configuration at one total rate (``--rate``, or ``--load`` x the nominal
-  Lambda_max of the scenario's method), per site (``api.topology_systems.system_latency``), and
+  Lambda_max of the scenario's method), per site (``api.latency.system_latency``), and
   with ``slo.ttft`` the fraction of each site's requests within the bound, P(TTFT <= bound) from the
   same analytic laws (``core.latency.mixture_tail``). A path through an unstable stage has waits
   that grow without bound, so none of its requests count as meeting the bound.
@@ -35,12 +35,11 @@ from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.api import topology
-from prfaas_plan.api.latency import paths_of
+from prfaas_plan.api.latency import site_paths, system_latency
 from prfaas_plan.api.optimize import optimize
 from prfaas_plan.api.plan import homogeneous_splits, search_space, timing
 from prfaas_plan.api.systems import PRFAAS, site_config
 from prfaas_plan.api.topology import site_models, site_scenario
-from prfaas_plan.api.topology_systems import prefill_pool, system_latency
 from prfaas_plan.core import joint
 from prfaas_plan.core import latency as lat
 from prfaas_plan.core.throughput import Method, OperatingPoint, operating_point, routing
@@ -207,12 +206,12 @@ _PATH_KINDS = {"prfaas": {"prfaas", "link", "decode"}, "local": {"local", "decod
 def attainment(sc: ScenarioSpec, ts: TopologySystem, rate_rps: float, timings: dict[str, SystemTiming],
                bound_s: float, *, nodes: int = NODES) -> dict[str, float]:
     """P(TTFT <= bound_s) per site at the total rate: the share of each stable path minus its tail
-    at the bound; a path through an unstable stage meets it for no request. The shared pool is
-    built as ``api.topology_systems.system_latency`` builds it."""
-    pool = prefill_pool(sc, ts, rate_rps, nodes=nodes)
+    at the bound; a path through an unstable stage meets it for no request. The paths are
+    ``api.latency.system_latency``'s (``site_paths``)."""
+    _, paths = site_paths(sc, ts, rate_rps, nodes=nodes)
     out = {}
-    for i, s in enumerate(ts.sites):
-        sp = paths_of(site_scenario(sc, i), s.config, rate_rps * s.demand_share, nodes=nodes, pool=pool)
+    for s in ts.sites:
+        sp = paths[s.site]
         bad = {_KIND.get(u.split(" ")[0], "all") for u in timings[s.site].unstable_stages}
         ok = [p for p in sp.paths if p.share > 0 and "all" not in bad and not bad & _PATH_KINDS.get(p.name, bad)]
         tail = lat.mixture_tail(bound_s, [(p.share, p.p_wait, p.tail_mean_s, p.fixed_s, p.fixed_weights) for p in ok])

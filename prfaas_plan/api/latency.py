@@ -1,17 +1,19 @@
-"""Library API of `latency`: analytic TTFT per path and overall for each system at one arrival rate."""
+"""Library API of `latency`: analytic TTFT per path, per PD site and overall for each system at one total rate."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from typing import Any
 
-from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, systems
+from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, topology_systems
+from prfaas_plan.api.topology import site_scenario
 from prfaas_plan.core import latency as lat
 from prfaas_plan.errors import InfeasibleError, SpecError
-from prfaas_plan.specs.latency import LatencyResult, PathTiming, SystemTiming
+from prfaas_plan.specs.latency import LatencyResult, PathTiming, SystemTiming, TopologyTiming
 from prfaas_plan.specs.run import RunArgs, check
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.system import SystemConfig
+from prfaas_plan.specs.topology import TopologySystem
 
 
 def resolve_rate(configs: dict[str, SystemConfig], rate_rps: float | None, load: float | None,
@@ -124,8 +126,9 @@ def _paths_at(sc: ScenarioSpec, c: SystemConfig, rate_rps: float, *, nodes: int,
     return SitePaths(p=p, paths=paths, stages=stages, link_rho=link_rho or 0.0)
 
 
-def system_latency(sc: ScenarioSpec, c: SystemConfig, rate_rps: float, *, nodes: int = 2000) -> SystemTiming:
-    """Analytic TTFT of one system at ``rate_rps``; names the unstable stage above capacity.
+def site_latency(sc: ScenarioSpec, c: SystemConfig, rate_rps: float, *, nodes: int = 2000) -> SystemTiming:
+    """Analytic TTFT of one site's configuration at ``rate_rps``, its prefill pool its own; names the
+    unstable stage above capacity.
 
     ``nodes``: quantile nodes of each path's length distribution (fewer is faster, coarser).
     """
@@ -172,11 +175,67 @@ def timing_of(c: SystemConfig, rate_rps: float, sp: SitePaths) -> SystemTiming:
         paths=_by_path(sp.paths) if not unstable else (), link_utilization=sp.link_rho)
 
 
+def prefill_pool(sc: ScenarioSpec, system: TopologySystem, rate_rps: float, *, nodes: int = 2000
+                 ) -> lat.SharedPool | None:
+    """The prefill service's one FIFO pool at the total rate, shared by every site's offloaded stream,
+    its service times on the quantile nodes of that site's offloaded lengths. None where fewer than
+    two streams feed it: one stream's pool is its own (``paths_of`` without ``pool``, a trace's rate
+    windows included)."""
+    rates, services = [], []
+    for s in system.sites:
+        c = s.config
+        p = offload_share(s.workload.lengths, c.threshold_tokens)
+        if p > 0 and c.t_prfaas is not None:
+            grid = lat.Nodes.of(s.workload.lengths, c.threshold_tokens or 0.0, above=True, n=nodes).lengths
+            rates.append(rate_rps * s.demand_share * p)
+            services.append(c.t_prfaas(grid))
+    scv = 1.0 if sc.workload.arrival != "gamma" else sc.workload.arrival_cv**2
+    return lat.shared_pool(rates, services, system.n_prfaas, scv) if len(rates) > 1 else None
+
+
+def site_index(sc: ScenarioSpec, name: str) -> int:
+    return next(i for i, s in enumerate(sc.topology.sites) if s.name == name)
+
+
+def site_paths(sc: ScenarioSpec, system: TopologySystem, rate_rps: float, *, nodes: int = 2000
+               ) -> tuple[lat.SharedPool | None, dict[str, SitePaths]]:
+    """The prefill service's shared pool (``prefill_pool``) and each PD site's path laws at its share
+    of the total rate ``rate_rps``."""
+    pool = prefill_pool(sc, system, rate_rps, nodes=nodes)
+    return pool, {s.site: paths_of(site_scenario(sc, site_index(sc, s.site)), s.config, rate_rps * s.demand_share,
+                                   nodes=nodes, pool=pool) for s in system.sites}
+
+
+def mixture(system: TopologySystem, paths: dict[str, SitePaths]) -> list[tuple[Any, ...]]:
+    """The TTFT law over every request: each site's paths weighted by its demand share
+    (``core.latency.mixture_quantile``'s parts)."""
+    return [(s.demand_share * path.share, path.p_wait, path.tail_mean_s, path.fixed_s, path.fixed_weights)
+            for s in system.sites for path in paths[s.site].paths if path.share > 0]
+
+
+def system_latency(sc: ScenarioSpec, system: TopologySystem, rate_rps: float, *, nodes: int = 2000
+                   ) -> TopologyTiming:
+    """A system's analytic TTFT at the total rate ``rate_rps``: per PD site (its share of the rate,
+    the prefill service's wait shared with the other sites, ``prefill_pool``) and over every request."""
+    pool, paths = site_paths(sc, system, rate_rps, nodes=nodes)
+    per = {s.site: timing_of(s.config, rate_rps * s.demand_share, paths[s.site]) for s in system.sites}
+    laws = mixture(system, paths)
+    stable = all(t.stable for t in per.values())
+    mean = sum(s.demand_share * (per[s.site].ttft_mean_s or 0.0) for s in system.sites) if stable else None
+    q = {q: lat.mixture_quantile(q, laws) if stable else None for q in lat.QUANTILES}
+    util = pool.utilization if pool else sum(t.utilization.get("prfaas prefill", 0.0) for t in per.values())
+    return TopologyTiming(capacity_rps=system.capacity_rps, capacity_binding=system.capacity_binding,
+                          rate_rps=rate_rps, prfaas_utilization=util,
+                          n_prfaas=system.n_prfaas, sites=per, shares={s.site: s.demand_share for s in system.sites},
+                          ttft_mean_s=mean, ttft_p50_s=q[0.5], ttft_p90_s=q[0.9], ttft_p99_s=q[0.99])
+
+
 def latency(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | None = None,
             which: tuple[str, ...] = (PRFAAS, HOMOGENEOUS, NAIVE)) -> LatencyResult:
-    configs = systems(sc, which=which)
-    rate, load_f = resolve_rate(configs, rate_rps, load)
-    per = {name: system_latency(sc, c, rate) for name, c in configs.items()}
+    """`latency`: every system at the same total rate (``rate_rps``, or ``load`` x the smallest
+    exact-method capacity), per PD site and overall."""
+    systems = topology_systems(sc, which=which)
+    rate, load_f = resolve_rate(systems, rate_rps, load)  # type: ignore[arg-type]
+    per = {name: system_latency(sc, s, rate) for name, s in systems.items()}
     return LatencyResult(scenario=sc.name, model=sc.model.name, rate_rps=rate, load=load_f,
                          head=PRFAAS if PRFAAS in per else next(iter(per)), systems=per)
-

@@ -56,32 +56,20 @@ def sweep_settings(sc: ScenarioSpec) -> list[tuple[str, str, str]]:
 def ttft_cdf(sc: ScenarioSpec, rate_rps: float, load: float, *, points: int = 120) -> TtftCdf:
     """The analytic TTFT CDF of each system at ``rate_rps``: the mixture over paths (and sites)
     whose quantiles `latency` prints (``core.latency.mixture_quantile``), on a log grid of x."""
-    from prfaas_plan.api.latency import paths_of
-    from prfaas_plan.api.systems import systems, topology_systems
-    from prfaas_plan.api.topology import site_scenario
-    from prfaas_plan.api.topology_systems import prefill_pool, site_index
+    from prfaas_plan.api.latency import mixture, site_paths
+    from prfaas_plan.api.systems import topology_systems
     from prfaas_plan.core import latency as lat
 
     laws: dict[str, list[tuple[Any, ...]]] = {}
     unstable: list[str] = []
-    if sc.multi_site:
-        for name, system in topology_systems(sc).items():
-            pool = prefill_pool(sc, system, rate_rps)
-            parts, ok = [], pool is None or pool.utilization < 1.0 - lat.AT_CAPACITY_RTOL
-            for s in system.sites:
-                sp = paths_of(site_scenario(sc, site_index(sc, s.site)), s.config, rate_rps * s.demand_share, pool=pool)
-                ok = ok and all(st.stable for st in sp.stages) and rate_rps < system.capacity_rps
-                parts += [(s.demand_share * p.share, p.p_wait, p.tail_mean_s, p.fixed_s, p.fixed_weights)
-                          for p in sp.paths if p.share > 0]
-            (laws.__setitem__(name, parts) if ok else unstable.append(name))
-    else:
-        for name, c in systems(sc).items():
-            sp = paths_of(sc, c, rate_rps)
-            if all(st.stable for st in sp.stages) and rate_rps < c.capacity_rps * (1 - lat.AT_CAPACITY_RTOL):
-                laws[name] = [(p.share, p.p_wait, p.tail_mean_s, p.fixed_s, p.fixed_weights)
-                              for p in sp.paths if p.share > 0]
-            else:
-                unstable.append(name)
+    for name, system in topology_systems(sc).items():
+        pool, paths = site_paths(sc, system, rate_rps)
+        if ((pool is None or pool.utilization < 1.0 - lat.AT_CAPACITY_RTOL)
+                and rate_rps < system.capacity_rps * (1 - lat.AT_CAPACITY_RTOL)
+                and all(st.stable for sp in paths.values() for st in sp.stages)):
+            laws[name] = mixture(system, paths)
+        else:
+            unstable.append(name)
     curves = {}
     if laws:
         lo = min(lat.mixture_quantile(0.001, parts) for parts in laws.values())
@@ -192,16 +180,11 @@ def left_out(part: str, exc: PrfaasError, overrides: Sequence[str]) -> str:
 def _latency(sc: ScenarioSpec, clock: _Clock, notes: dict[str, list[str]]) -> tuple[Any, Any]:
     """`latency --load 0.8` and its analytic TTFT CDF; (None, None) and a note where it is infeasible."""
     try:
-        if sc.multi_site:
-            from prfaas_plan.api import topology_systems
+        from prfaas_plan.api import latency as api_latency
+        from prfaas_plan.api.sim import trace_check
 
-            r = clock("latency", topology_systems.latency, sc, load=LATENCY_LOAD)
-        else:
-            from prfaas_plan.api import latency as api_latency
-            from prfaas_plan.api.sim import trace_check
-
-            r = clock("latency", api_latency.latency, sc, load=LATENCY_LOAD)
-            r = clock("trace check", trace_check, sc, r)  # a trace: replayed, the analytic P90 held against it
+        r = clock("latency", api_latency.latency, sc, load=LATENCY_LOAD)
+        r = clock("trace check", trace_check, sc, r)  # a trace: replayed, the analytic P90 held against it
     except InfeasibleError as exc:
         notes.setdefault("latency", []).append(left_out("The analytic TTFT (`prfaas-plan latency`)", exc, ()))
         return None, None

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from prfaas_plan import units
-from prfaas_plan.api.latency import resolve_rate, system_latency
+from prfaas_plan.api.latency import resolve_rate, site_latency
 from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, systems
 from prfaas_plan.errors import SpecError
 from prfaas_plan.sim.result import SimulateRun, SystemRun
@@ -113,7 +113,7 @@ def run_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float 
                        control=control, progress=tick)
         runs[name] = SystemRun(name=name, result=res, capacity_rps=c.capacity_rps, capacity_binding=c.capacity_binding,
                                threshold_tokens=c.threshold_tokens, n_prfaas=c.n_prfaas, n_p=c.n_p, n_d=c.n_d,
-                               bs_max=c.bs_max, load=rate / c.capacity_rps, analytic=system_latency(sc, c, rate))
+                               bs_max=c.bs_max, load=rate / c.capacity_rps, analytic=site_latency(sc, c, rate))
     traced = sc.workload.trace is not None
     result = SimulateRun(scenario=sc.name, model=sc.model.name, head=PRFAAS if PRFAAS in runs else next(iter(runs)),
                          rate_rps=rate, load=load_f, systems=runs, seed=None if traced else int(seed or 0),
@@ -148,9 +148,10 @@ def simulate_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: f
 def trace_check(sc: ScenarioSpec, r: LatencyResult) -> LatencyResult:
     """`latency` on a trace: its arrivals are what they are, bursts included, so the whole trace is
     replayed through the simulator at ``r``'s rate, and each system's analytic P90 is held against
-    the replay's (``TraceCheck``). ``r`` unchanged without a trace (or one with no time span)."""
+    the replay's (``TraceCheck``). ``r`` unchanged without a trace (or one with no time span), and
+    with several PD sites (the replay is the simulator of one)."""
     profile = sc.workload.rate_profile
-    if sc.workload.trace is None or profile is None:
+    if sc.workload.trace is None or profile is None or len(r.sites) > 1:
         return r
     run = run_systems(sc, rate_rps=r.rate_rps, which=tuple(r.systems))
     simulated, holds = {}, {}
@@ -159,7 +160,7 @@ def trace_check(sc: ScenarioSpec, r: LatencyResult) -> LatencyResult:
         if mean is None or p90 is None:
             continue
         simulated[name] = (mean, p90)
-        a = r.systems[name].ttft_p90_s
+        a = r.systems[name].sites[r.sites[0]].ttft_p90_s
         holds[name] = a is not None and abs(a / p90 - 1.0) <= TRACE_CHECK_RTOL
     return replace(r, trace_check=TraceCheck(requests=len(sc.workload.trace), peak_to_mean=profile.peak_to_mean,
                                              arrival_scv=profile.arrival_scv, simulated=simulated, holds=holds))

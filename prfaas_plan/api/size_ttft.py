@@ -24,14 +24,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from prfaas_plan.api.latency import paths_of
+from prfaas_plan.api.latency import site_paths, system_latency
 from prfaas_plan.api.perf import gpu_lookup
 from prfaas_plan.api.plan import decode_rate
 from prfaas_plan.api.size_grid import Laws, SiteLaws
 from prfaas_plan.api.size_solve import ALL, NONE, OFFLOAD_ALL, PRFAAS, Pick, Variant, plan_of, site_grid, usable_at_tier
 from prfaas_plan.api.systems import topology_system
 from prfaas_plan.api.topology import site_scenario
-from prfaas_plan.api.topology_systems import prefill_pool, system_latency
 from prfaas_plan.core import joint, kv
 from prfaas_plan.core import latency as lat
 from prfaas_plan.core import sizing as ks
@@ -205,12 +204,11 @@ class _Search:
         return topology_system(self.sc, PRFAAS, n, configs, cap.lambda_max_rps, bind)
 
     def _stat(self, system: TopologySystem, nodes: int, below: float = 0.0) -> float:
-        """The worst site's statistic at D from ``system_latency``'s per-site laws (its shared pool
-        and ``paths_of``), the quantile taken ``below`` its level; inf if a stage is unstable."""
-        pool = prefill_pool(self.sc, system, self.demand, nodes=nodes)
+        """The worst site's statistic at D from ``system_latency``'s per-site laws (``site_paths``),
+        the quantile taken ``below`` its level; inf if a stage is unstable."""
+        _, paths = site_paths(self.sc, system, self.demand, nodes=nodes)
         worst = 0.0
-        for si, s in zip(self.site_sc, system.sites, strict=True):
-            sp = paths_of(si, s.config, self.demand * s.demand_share, nodes=nodes, pool=pool)
+        for sp in paths.values():
             if not all(st.stable for st in sp.stages):
                 return np.inf
             laws = [(pt.share, pt.p_wait, pt.tail_mean_s, pt.fixed_s, pt.fixed_weights) for pt in sp.paths

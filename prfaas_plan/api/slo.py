@@ -18,7 +18,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from prfaas_plan.api.latency import system_latency
+from prfaas_plan.api.latency import site_latency
 from prfaas_plan.api.plan import Timing, homogeneous_splits
 from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, systems
 from prfaas_plan.core.optimize import Search, special_cases
@@ -46,7 +46,7 @@ def _within(r: SystemTiming, bound: float, stat: str) -> bool:
 
 
 def _meets(sc: ScenarioSpec, c: SystemConfig, rate: float, bound: float, stat: str) -> bool:
-    return _within(system_latency(sc, c, rate, nodes=SEARCH_NODES), bound, stat)
+    return _within(site_latency(sc, c, rate, nodes=SEARCH_NODES), bound, stat)
 
 
 def max_rate(sc: ScenarioSpec, c: SystemConfig, bound: float, stat: str, floor: float = 0.0) -> float | None:
@@ -72,10 +72,10 @@ def _config(base: SystemConfig, sc: ScenarioSpec, t: Timing, threshold: float, n
 def _result(sc: ScenarioSpec, c: SystemConfig, rate: float, bound: float, stat: str) -> SloPoint:
     """The configuration at its rate, re-evaluated with the full node grid (the search used fewer
     nodes; where that moved the statistic past the bound, the rate is bisected down again)."""
-    r = system_latency(sc, c, rate)
+    r = site_latency(sc, c, rate)
     if not _within(r, bound, stat):
-        rate = bisect(lambda x: _within(system_latency(sc, c, x), bound, stat), rate * 0.9, rate, iterations=10)[0]
-        r = system_latency(sc, c, rate)
+        rate = bisect(lambda x: _within(site_latency(sc, c, x), bound, stat), rate * 0.9, rate, iterations=10)[0]
+        r = site_latency(sc, c, rate)
     return SloPoint(threshold_tokens=c.threshold_tokens, n_prfaas=c.n_prfaas, n_p=c.n_p, n_d=c.n_d,
                     lambda_ttft_rps=rate, capacity_rps=c.capacity_rps, load=rate / c.capacity_rps,
                     binding="ttft" if rate < c.capacity_rps * (1 - 1e-4) else c.capacity_binding,
@@ -119,7 +119,7 @@ def bounded(sc: ScenarioSpec, t: Timing, res: Search) -> SloPlan:
         if rate is not None and (best is None or rate > best[0]):
             best = (rate, c)
     if best is None:
-        zero = system_latency(sc, base, base.capacity_rps * 1e-6)
+        zero = site_latency(sc, base, base.capacity_rps * 1e-6)
         raise InfeasibleError(
             f"ttft: no configuration meets {stat} TTFT <= {bound:g} s; at zero load the throughput-best one has "
             f"{stat} TTFT {statistic(zero, stat):.3f} s (prefill and transfer alone)", binding="ttft")

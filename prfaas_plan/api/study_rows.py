@@ -19,7 +19,6 @@ from prfaas_plan.specs.scenario import ScenarioSpec
 
 if TYPE_CHECKING:  # names for annotations only: the runs are imported where a point runs them
     from prfaas_plan.sim.result import SimulateRun, TopologySimulateRun
-    from prfaas_plan.specs.latency import LatencyResult, SystemTiming, TopologyLatencyResult
 
 Columns = list[tuple[str, str]]
 
@@ -102,20 +101,12 @@ def run_args(options: dict[str, Any]) -> Any:
 def latency_row(sc: ScenarioSpec, options: dict[str, Any]) -> dict[str, Any]:
     """`latency`'s headline, one PD site or several alike: PrfaaS-PD's analytic TTFT at the shared rate,
     its link utilisation (a topology's busiest link, as optimize's row), and homogeneous PD's P90."""
+    from prfaas_plan.api import latency
     from prfaas_plan.api.systems import HOMOGENEOUS, PRFAAS
 
     args = run_args(options)
-    if sc.multi_site:
-        from prfaas_plan.api import topology_systems
-
-        r: LatencyResult | TopologyLatencyResult = topology_systems.latency(sc, rate_rps=args.rate_rps,
-                                                                             load=args.load)
-        sites: Iterable[SystemTiming] = r.systems[PRFAAS].sites.values()
-    else:
-        from prfaas_plan.api import latency
-
-        r = latency.latency(sc, rate_rps=args.rate_rps, load=args.load)
-        sites = (r.systems[PRFAAS],)
+    r = latency.latency(sc, rate_rps=args.rate_rps, load=args.load)
+    sites = r.systems[PRFAAS].sites.values()
     t, hom = r.systems[PRFAAS], r.systems.get(HOMOGENEOUS)
     # as `latency` reports them: an unstable site has no link utilisation (its queues grow without bound)
     links = [s.link_utilization for s in sites if s.stable]

@@ -16,7 +16,7 @@ The fleet is the scenario's, as given (instances per site). On a grid of link ba
 - Load l: the total rate is l x Lambda_max(B); 0 < l <= 1.5 (at most 100 loads, each once). At
   l >= 1 the entry is t*_i (offload as optimize does; no TTFT). Below 1, with optimize's split
   and N_prfaas held, the t_i that minimises the scenario's TTFT statistic (``slo.ttft_statistic``,
-  default p90) in the analytic model (``api.topology_systems.system_latency`` on the PrfaaS
+  default p90) in the analytic model (``api.latency.system_latency`` on the PrfaaS
   system built as ``api.systems`` builds the plan's, at SEARCH_NODES quantile nodes per path)
   among the candidates: t*_i, "offload nothing" (t None), "offload everything" and 48 thresholds
   log-spaced between the workload's shortest and longest length, keeping those that route
@@ -44,11 +44,11 @@ import numpy as np
 
 from prfaas_plan import ranges, units
 from prfaas_plan.api.holds import longest
+from prfaas_plan.api.latency import system_latency
 from prfaas_plan.api.optimize import optimize
 from prfaas_plan.api.slo import SEARCH_NODES
 from prfaas_plan.api.systems import PRFAAS, site_config, topology_system
 from prfaas_plan.api.topology import site_models
-from prfaas_plan.api.topology_systems import system_latency
 from prfaas_plan.core import joint
 from prfaas_plan.core.stages import offload_all_threshold
 from prfaas_plan.core.throughput import Method

@@ -8,10 +8,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from prfaas_plan.api.latency import resolve_rate
+from prfaas_plan.api.latency import resolve_rate, system_latency
 from prfaas_plan.api.sim import DEFAULT_LOAD, DEFAULT_REQUESTS, WARMUP_FRACTION, checked
-from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS
-from prfaas_plan.api.topology_systems import system_latency, topology_systems
+from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, topology_systems
 from prfaas_plan.errors import SpecError
 from prfaas_plan.sim.result import TopologyRun, TopologySimulateRun
 from prfaas_plan.sim.topology import simulate_topology

@@ -62,12 +62,6 @@ def latency(
 
         emit_fleet_latency(fmt, fleet_latency(sc, rate_rps=rate, load=load))
         return
-    if sc.multi_site:
-        from prfaas_plan.api import topology_systems
-        from prfaas_plan.report.views_topology import emit_topology_latency
-
-        emit_topology_latency(fmt, topology_systems.latency(sc, rate_rps=rate, load=load))
-        return
     from prfaas_plan.api.sim import trace_check
 
     views_latency.emit_latency(fmt, trace_check(sc, api_latency.latency(sc, rate_rps=rate, load=load)))

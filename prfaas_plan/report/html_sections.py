@@ -110,10 +110,7 @@ def _latency(d: ReportData, fig: Numbered) -> Section:
     if d.latency is not None:
         s.intro.append(f"`prfaas-plan latency --load {d.latency_load:g}`: analytic TTFT at {d.latency_load:.0%} of "
                        "the smallest capacity among the systems (the rate `simulate` runs at by default).")
-        if multi:
-            s.add(collect(views_topology.emit_topology_latency, d.latency))
-        else:
-            s.add(collect(views_latency.emit_latency, d.latency))
+        s.add(collect(views_latency.emit_latency, d.latency))
     if d.cdf is not None and d.cdf.curves:
         fig(s, "Analytic TTFT CDF of each system at the latency table's rate; the dotted lines are P50, P90 and P99.",
             "cdf", plots_report.ttft_cdf_figure, d.cdf)

@@ -9,7 +9,6 @@ from prfaas_plan.specs.latency import (
     TRACE_CHECK_RTOL,
     LatencyResult,
     SystemTiming,
-    TopologyLatencyResult,
     TopologyTiming,
     TraceCheck,
 )
@@ -39,7 +38,11 @@ def system_json(t: SystemTiming) -> dict[str, Any]:
 
 
 def latency_json(r: LatencyResult) -> dict[str, Any]:
-    per = {name: system_json(t) for name, t in r.systems.items()}
+    """One PD site: the headline system's timing at the top and each system's beside it (the
+    two-cluster form's JSON); several: each system per site and over every request."""
+    if len(r.sites) > 1:
+        return _sites_json(r)
+    per = {name: system_json(t) for name, t in r.at_site(r.sites[0]).items()}
     head = per[r.head]
     return {"scenario": r.scenario, "model": r.model,
             **{k: v for k, v in head.items() if k not in ("config", "load")}, "config": head["config"],
@@ -61,7 +64,7 @@ def topology_timing_json(t: TopologyTiming) -> dict[str, Any]:
         k: getattr(t, k) for k in TTFT_KEYS}
 
 
-def topology_latency_json(r: TopologyLatencyResult) -> dict[str, Any]:
+def _sites_json(r: LatencyResult) -> dict[str, Any]:
     return {"scenario": r.scenario, "model": r.model, "rate_rps": r.rate_rps, "load": r.load,
             "load_reference": REFERENCE, "systems": {n: topology_timing_json(t) for n, t in r.systems.items()},
             "configs": {n: {"n_prfaas": t.n_prfaas,

@@ -81,7 +81,7 @@ class ReportData:
     plan: Any  # PlanResult | TopologyPlanResult
     figure5: Figure5 | None
     sweeps: tuple[Sweep, ...]
-    latency: Any  # LatencyResult | TopologyLatencyResult
+    latency: Any  # specs.latency.LatencyResult
     latency_load: float
     cdf: TtftCdf | None
     model: ModelShow | None  # `model show`

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.report.latency_json import scalar_rows, topology_latency_json
+from prfaas_plan.report.latency_json import scalar_rows
 from prfaas_plan.report.render import SYSTEM_NAMES, emit, finite, num, pct, secs, table
 from prfaas_plan.report.sim_json import topology_simulate_json
 from prfaas_plan.report.sweep_json import sweep_csv_rows, sweep_json
@@ -22,7 +22,6 @@ from prfaas_plan.report.views_plan import (
     x_text,
 )
 from prfaas_plan.sim.result import TopologySimulateRun
-from prfaas_plan.specs.latency import SystemTiming, TopologyLatencyResult
 from prfaas_plan.specs.results import TopologyMethodPlan, TopologyPlanResult, TopologyPoint
 from prfaas_plan.specs.slo import TopologySloPlan
 from prfaas_plan.specs.sweep import SweepResult
@@ -122,40 +121,6 @@ def _tables(r: TopologyPlanResult) -> list[Any]:
         lines.append(interval_line(r.interval) or f"Lambda_max P10-P90: {interval_words(r.interval)}")
     lines.append(planned_rate_line(r.planned_rate, r.head.best.lambda_max_rps))
     return out + [ln for ln in lines if ln]
-
-
-def emit_topology_latency(fmt: str, r: TopologyLatencyResult) -> None:
-    """`latency` (or the analytic side of `simulate`) per system and site of a topology: the tables
-    read the typed timings, JSON and CSV its JSON."""
-    payload = topology_latency_json(r)
-
-    def split(t: SystemTiming) -> str:
-        return f"{t_text(t.threshold_tokens) if t.threshold_tokens else '-'} {t.n_p}/{t.n_d}"
-
-    def tables():
-        rows = []
-        for name, s in r.systems.items():
-            busy = pct(s.prfaas_utilization) if s.n_prfaas else "-"
-            ttft = [secs(s.ttft_mean_s), secs(s.ttft_p50_s), secs(s.ttft_p90_s), secs(s.ttft_p99_s)]
-            if not s.stable:
-                unstable = [u for t in s.sites.values() for u in t.unstable_stages] or ["a site"]
-                rows.append([SYSTEM_NAMES.get(name, name), "all sites", "-", "unstable: " + ", ".join(unstable),
-                             "", "", "", ""])
-            else:
-                rows.append([SYSTEM_NAMES.get(name, name), "all sites", "-", *ttft, busy])
-            for site, t in s.sites.items():
-                if not t.stable:
-                    rows.append([SYSTEM_NAMES.get(name, name), site, split(t),
-                                 "unstable: " + ", ".join(t.unstable_stages), "", "", "", ""])
-                    continue
-                rows.append([SYSTEM_NAMES.get(name, name), site, split(t), secs(t.ttft_mean_s), secs(t.ttft_p50_s),
-                             secs(t.ttft_p90_s), secs(t.ttft_p99_s), pct(t.link_utilization) if s.n_prfaas else "-"])
-        return [table(f"{r.scenario}: analytic TTFT at {r.rate_rps:.3f} req/s in total "
-                      f"({r.load * 100:.0f}% of the smallest capacity)",
-                      ["system", "site", "t tokens, N_p/N_d", "TTFT mean s", "P50 s", "P90 s", "P99 s",
-                       "PrfaaS / link busy %"], rows)]
-
-    emit(fmt, payload, rows=scalar_rows(payload, inner="sites"), tables=tables)
 
 
 def emit_topology_sweep(fmt: str, s: SweepResult) -> None:

@@ -81,20 +81,6 @@ TRACE_CHECK_RTOL = 0.25
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class LatencyResult:
-    """`latency` on one PD site: every system at the same rate; ``head`` names the headline one.
-    ``trace_check``: with a trace, its replay in the simulator (the analytic model checked)."""
-
-    scenario: str
-    model: str
-    rate_rps: float
-    load: float
-    head: str
-    systems: Mapping[str, SystemTiming]
-    trace_check: TraceCheck | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class TopologyTiming:
     """Analytic TTFT of a topology's system at a total rate: per site, and over every request."""
 
@@ -120,9 +106,24 @@ class TopologyTiming:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TopologyLatencyResult:
+class LatencyResult:
+    """`latency`: every system at the same total rate, per PD site and over every request; ``head``
+    names the headline system. ``trace_check``: with a trace, its replay in the simulator (the
+    analytic model checked; one PD site)."""
+
     scenario: str
     model: str
     rate_rps: float
     load: float
+    head: str
     systems: Mapping[str, TopologyTiming]
+    trace_check: TraceCheck | None = None
+
+    @property
+    def sites(self) -> tuple[str, ...]:
+        """The PD sites, in the scenario's order."""
+        return tuple(self.systems[self.head].sites)
+
+    def at_site(self, site: str) -> dict[str, SystemTiming]:
+        """Each system's timing at PD site ``site``."""
+        return {name: t.sites[site] for name, t in self.systems.items()}

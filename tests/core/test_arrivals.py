@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from prfaas_plan.api.latency import system_latency
+from prfaas_plan.api.latency import site_latency
 from prfaas_plan.api.systems import PRFAAS, systems
 from prfaas_plan.cli import app
 from prfaas_plan.core.arrivals import RateProfile, rate_profile
@@ -68,15 +68,15 @@ def test_piecewise_ttft_is_the_request_weighted_mixture_of_the_windows(case):
     sc, c = case
     rate = 0.5 * c.capacity_rps
     two = RateProfile(factors=(0.5, 1.5), weights=(0.25, 0.75), windows=2, bin_s=60.0, peak_to_mean=1.5)
-    piecewise = system_latency(replace(sc, workload=replace(sc.workload, rate_profile=two)), c, rate)
-    lo, hi = system_latency(sc, c, 0.5 * rate), system_latency(sc, c, 1.5 * rate)
+    piecewise = site_latency(replace(sc, workload=replace(sc.workload, rate_profile=two)), c, rate)
+    lo, hi = site_latency(sc, c, 0.5 * rate), site_latency(sc, c, 1.5 * rate)
     assert piecewise.ttft_mean_s == pytest.approx(0.25 * lo.ttft_mean_s + 0.75 * hi.ttft_mean_s, rel=1e-9)
     assert lo.ttft_p90_s < piecewise.ttft_p90_s < hi.ttft_p90_s
     assert piecewise.utilization["prfaas prefill"] == pytest.approx(
         0.25 * lo.utilization["prfaas prefill"] + 0.75 * hi.utilization["prfaas prefill"], rel=1e-9)
     # a window over capacity makes the system unstable, whatever the mean rate
     over = RateProfile(factors=(0.9, 2.2), weights=(0.9, 0.1), windows=2, bin_s=60.0, peak_to_mean=2.2)
-    t = system_latency(replace(sc, workload=replace(sc.workload, rate_profile=over)), c, rate)
+    t = site_latency(replace(sc, workload=replace(sc.workload, rate_profile=over)), c, rate)
     assert not t.stable and t.ttft_p90_s is None
 
 

@@ -76,7 +76,7 @@ def test_prfaas_cuts_mean_and_p90_ttft(case_study):
 
 def test_above_capacity_names_the_unstable_stage(case_study):
     r = latency(case_study, load=1.2)
-    hom = r.systems["homogeneous"]
+    hom = r.at_site("local")["homogeneous"]
     assert not hom.stable and "local prefill" in hom.unstable_stages
     assert hom.ttft_mean_s is None
     assert r.systems["prfaas"].stable
@@ -119,7 +119,8 @@ def test_a_stage_at_capacity_within_round_off_is_unstable():
 def test_load_one_names_the_binding_stage_of_each_system_at_capacity():
     sc = load_scenario(None, Catalog.default())
     r = latency(sc, load=1.0)
-    hom = r.systems["homogeneous"]  # the smallest capacity: exactly at it
+    assert r.sites == ("local",) and not r.systems["homogeneous"].stable
+    hom = r.at_site("local")["homogeneous"]  # the smallest capacity: exactly at it
     assert hom.load == pytest.approx(1.0, rel=1e-12)
     assert hom.stable is False and hom.unstable_stages == ("local prefill",)  # bound by pd-prefill
     assert hom.ttft_mean_s is None

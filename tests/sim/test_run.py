@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from prfaas_plan.api.latency import system_latency
+from prfaas_plan.api.latency import site_latency
 from prfaas_plan.api.sim import run_systems, simulate_systems
 from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, systems
 from prfaas_plan.cli import app
@@ -66,7 +66,7 @@ def test_analytic_ttft_within_15_percent_at_load_07(case, configs, name):
     rate = 0.7 * _smallest(configs)
     c = configs[name]
     sim = simulate(case, c, rate_rps=rate, n_requests=30_000, rng=np.random.default_rng(7))
-    ana = system_latency(case, c, rate)
+    ana = site_latency(case, c, rate)
     assert ana.ttft_mean_s == pytest.approx(sim.ttft.mean, rel=0.15)
     assert ana.ttft_p90_s == pytest.approx(sim.ttft.quantile(0.9), rel=0.15)
     paths = {p.name: p for p in ana.paths}
@@ -79,7 +79,7 @@ def test_analytic_ttft_of_prfaas_at_07_of_its_own_capacity(case, configs):
     c = configs[PRFAAS]
     rate = 0.7 * c.capacity_rps
     sim = simulate(case, c, rate_rps=rate, n_requests=30_000, rng=np.random.default_rng(8))
-    ana = system_latency(case, c, rate)
+    ana = site_latency(case, c, rate)
     assert ana.ttft_mean_s == pytest.approx(sim.ttft.mean, rel=0.15)
     assert ana.ttft_p90_s == pytest.approx(sim.ttft.quantile(0.9), rel=0.15)
 

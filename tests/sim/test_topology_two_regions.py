@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from prfaas_plan.api.topology_systems import system_latency, topology_systems
+from prfaas_plan.api.latency import system_latency
+from prfaas_plan.api.systems import topology_systems
 from prfaas_plan.io.load import Catalog
 from prfaas_plan.io.scenario import load_scenario
 from prfaas_plan.sim.topology import saturation_topology, simulate_topology
