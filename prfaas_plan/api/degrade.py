@@ -35,8 +35,8 @@ from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.api import topology
+from prfaas_plan.api.headline import headline
 from prfaas_plan.api.latency import site_paths, system_latency
-from prfaas_plan.api.optimize import optimize
 from prfaas_plan.api.plan import homogeneous_splits, search_space, timing
 from prfaas_plan.api.systems import PRFAAS, site_config
 from prfaas_plan.api.topology import site_models, site_scenario
@@ -58,6 +58,7 @@ from prfaas_plan.specs.degrade import (
     SiteTtft,
 )
 from prfaas_plan.specs.latency import SystemTiming
+from prfaas_plan.specs.results import stage_name
 from prfaas_plan.specs.run import RunArgs, check
 from prfaas_plan.specs.scenario import ClusterSpec, ScenarioSpec
 from prfaas_plan.specs.topology import SiteSystem, TopologySystem
@@ -94,20 +95,12 @@ def check_levels(levels: Sequence[float]) -> tuple[float, ...]:
 
 
 def _named(sc: ScenarioSpec, binding: str) -> str:
-    """One PD site names a stage without its site ("link", not "link prfaas->local"), as `optimize`."""
-    return binding if sc.multi_site else binding.split(" ")[0]
+    return stage_name(binding, len(sc.topology.sites))
 
 
 def replanned(sc: ScenarioSpec) -> Replanned:
     """`optimize`'s best configuration under the scenario's method (the throughput plan)."""
-    topo = sc.topology
-    res = optimize(sc, ttft_slo=False)
-    best = res.result.methods[sc.search.method].best
-    if isinstance(best, OperatingPoint):
-        site = SiteConfig(threshold_tokens=best.threshold_tokens, n_p=best.n_p, n_d=best.n_d,
-                          p_offload=best.p_offload)
-        return Replanned(lambda_max_rps=best.lambda_max_rps, binding=str(best.binding),
-                         sites={topo.sites[0].name: site}, n_prfaas=best.n_prfaas)
+    best = headline(sc).point
     return Replanned(lambda_max_rps=best.lambda_max_rps, binding=best.binding, n_prfaas=round(best.n_prfaas),
                      sites={sp.site: SiteConfig(threshold_tokens=sp.threshold_tokens, n_p=sp.n_p, n_d=sp.n_d,
                                                 p_offload=sp.p_offload) for sp in best.sites})
@@ -145,10 +138,10 @@ def down(sc: ScenarioSpec, i: int, models: list[Any], method: Method) -> tuple[R
     hi = float(models[i].lengths.hi)
     alone = SiteConfig(threshold_tokens=hi if math.isfinite(hi) else None, n_p=best.n_p, n_d=best.n_d,
                        p_offload=0.0)
-    if not topo.multi_site:
+    others = [m for j, m in enumerate(models) if j != i]
+    if not others:  # the site alone: nothing is left to plan
         return Replanned(lambda_max_rps=best.lambda_max_rps, binding=str(best.binding), sites={site.name: alone},
                          n_prfaas=0), best
-    others = [m for j, m in enumerate(models) if j != i]
     space = search_space(sc)
     _, ob, _, _ = topology.joint_plan(others, space.thresholds, space.n_prfaas, method)
     configs = {sp.site: SiteConfig(threshold_tokens=sp.threshold_tokens, n_p=sp.n_p, n_d=sp.n_d,

@@ -5,17 +5,26 @@ for a topology."""
 from __future__ import annotations
 
 from prfaas_plan.api import topology
+from prfaas_plan.api.context import known
 from prfaas_plan.api.plan import Plan, plan
 from prfaas_plan.specs.results import TopologyRatios, site_point
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.sweep import PlanSummary
 
+BOTH = ("paper", "exact")  # what `optimize` plans
+
 
 def planned(sc: ScenarioSpec, methods: tuple[str, ...] | None = None) -> Plan | topology.TopologyPlan:
-    """The plan of either form under ``methods`` (default: the scenario's own only), searched once
-    per command (``api.context``): the one place that picks the one-site or the topology planner."""
-    methods = methods or (sc.search.method,)
-    return topology.plan(sc, methods=methods) if sc.multi_site else plan(sc, methods=methods)
+    """The plan of either form under ``methods`` (default: the scenario's own, or both where this
+    command planned both already), searched once per command (``api.context``): the one place that
+    picks the one-site or the topology planner."""
+    kind, planner = ("topology plan", topology.plan) if sc.multi_site else ("plan", plan)
+    if methods is None:
+        done = known(kind, (sc,), (BOTH,))
+        if done is not None:
+            return done
+        methods = (sc.search.method,)
+    return planner(sc, methods=methods)
 
 
 def headline(sc: ScenarioSpec) -> PlanSummary:

@@ -198,7 +198,7 @@ class _Search:
                 pipelining=self.sc.layerwise_pipelining, bs_max=bs, t_decode_s=step, output_tokens=law.output_tokens,
                 capacity_rps=0.0, capacity_binding=""))
         cap = joint.point(models, cands, [0] * len(models), n)
-        bind = cap.binding if len(sites) > 1 else cap.binding.split(" ")[0]
+        bind = cap.stage
         configs = [replace(c, capacity_rps=cap.lambda_max_rps * law.share, capacity_binding=bind)
                    for c, law in zip(configs, self.laws.sites, strict=True)]
         return topology_system(self.sc, PRFAAS, n, configs, cap.lambda_max_rps, bind)

@@ -14,13 +14,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from prfaas_plan.api.context import known
-from prfaas_plan.api.plan import homogeneous_splits, plan
-from prfaas_plan.api.topology import plan as topology_plan
+from prfaas_plan.api.headline import headline
+from prfaas_plan.api.plan import homogeneous_splits
 from prfaas_plan.api.topology import site_models, site_scenario
 from prfaas_plan.core import joint
 from prfaas_plan.core.stages import offload_all_threshold
 from prfaas_plan.core.throughput import Method
+from prfaas_plan.specs.results import stage_name
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.system import SystemConfig
 from prfaas_plan.specs.topology import SiteSystem, TopologySystem, homogeneous_cluster
@@ -60,17 +60,16 @@ def topology_systems(sc: ScenarioSpec, *, which: tuple[str, ...] = (PRFAAS, HOMO
                      ) -> dict[str, TopologySystem]:
     topo = sc.topology
     models, timings = site_models(sc)
-    # one PD site names a stage without its site ("link", not "link prfaas->local"), as Eq. 6 does
-    named = (lambda b: b) if topo.multi_site else (lambda b: b.split(" ")[0])
     out: dict[str, TopologySystem] = {}
     if PRFAAS in which:
-        n, chosen = _plan_configuration(sc)
-        cap = joint.point(models, [joint.at(m, t, n_p, Method.EXACT)
-                                   for m, (t, n_p) in zip(models, chosen, strict=True)], [0] * len(models), n)
+        plan = headline(sc).point
+        n = round(plan.n_prfaas)
+        cap = joint.point(models, [joint.at(m, sp.threshold_tokens, sp.n_p, Method.EXACT)
+                                   for m, sp in zip(models, plan.sites, strict=True)], [0] * len(models), n)
         configs = [site_config(sc, i, timings[i], name=PRFAAS, threshold=sp.threshold_tokens, n_prfaas=n, n_p=sp.n_p,
-                           n_d=sp.n_d, capacity=cap.lambda_max_rps * sp.share, binding=named(cap.binding))
+                           n_d=sp.n_d, capacity=cap.lambda_max_rps * sp.share, binding=cap.stage)
                    for i, sp in enumerate(cap.sites)]
-        out[PRFAAS] = topology_system(sc, PRFAAS, n, configs, cap.lambda_max_rps, named(cap.binding))
+        out[PRFAAS] = topology_system(sc, PRFAAS, n, configs, cap.lambda_max_rps, cap.stage)
     clusters = _homogeneous_clusters(sc)
     if HOMOGENEOUS in which and clusters is not None:
         configs, caps = [], []
@@ -78,7 +77,8 @@ def topology_systems(sc: ScenarioSpec, *, which: tuple[str, ...] = (PRFAAS, HOMO
             th, splits = homogeneous_splits(site_scenario(sc, i), cluster, Method.EXACT)
             op = max(splits, key=lambda o: o.lambda_max_rps)
             configs.append(site_config(sc, i, th, name=HOMOGENEOUS, threshold=None, n_prfaas=0, n_p=op.n_p, n_d=op.n_d,
-                                   capacity=op.lambda_max_rps, binding=named(f"{op.binding} {s.name}"),
+                                   capacity=op.lambda_max_rps,
+                                   binding=stage_name(f"{op.binding} {s.name}", len(topo.sites)),
                                    t_local=th.curves.t_local))
             caps.append(op.lambda_max_rps / s.demand_share)
         k = min(range(len(caps)), key=caps.__getitem__)
@@ -89,25 +89,10 @@ def topology_systems(sc: ScenarioSpec, *, which: tuple[str, ...] = (PRFAAS, HOMO
                                    for m in models], [0] * len(models), n)
         configs = [replace(site_config(sc, i, timings[i], name=NAIVE, threshold=0.0, n_prfaas=n, n_p=0,
                                    n_d=s.cluster.instances, capacity=cap.lambda_max_rps * s.demand_share,
-                                   binding=named(cap.binding)), t_local=None)  # nothing prefills locally
+                                   binding=cap.stage), t_local=None)  # nothing prefills locally
                    for i, s in enumerate(topo.sites)]
-        out[NAIVE] = topology_system(sc, NAIVE, n, configs, cap.lambda_max_rps, named(cap.binding))
+        out[NAIVE] = topology_system(sc, NAIVE, n, configs, cap.lambda_max_rps, cap.stage)
     return out
-
-
-def _plan_configuration(sc: ScenarioSpec) -> tuple[int, list[tuple[float, int]]]:
-    """N_prfaas and each site's (t_i, N_p,i) of the throughput plan under the scenario's method, as
-    `optimize` reports it: the one-site search (with its Eq. 7 refinement) for one PD site, the
-    joint plan for several (the joint search's, or independent planning's where that is higher)."""
-    m = sc.search.method
-    both = (("paper", "exact"),)  # the plan `optimize` searched already in this command, if it did
-    if sc.multi_site:
-        tp = known("topology plan", (sc,), both) or topology_plan(sc, methods=(m,))
-        best = tp.result.methods[m].best
-        return round(best.n_prfaas), [(sp.threshold_tokens, sp.n_p) for sp in best.sites]
-    op = (known("plan", (sc,), both) or plan(sc, methods=(m,))).result.methods[m].best
-    assert op.threshold_tokens is not None
-    return op.n_prfaas, [(op.threshold_tokens, op.n_p)]
 
 
 def _homogeneous_clusters(sc: ScenarioSpec) -> list[Any] | None:

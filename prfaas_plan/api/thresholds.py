@@ -43,9 +43,9 @@ from typing import Any
 import numpy as np
 
 from prfaas_plan import ranges, units
+from prfaas_plan.api.headline import headline
 from prfaas_plan.api.holds import longest
 from prfaas_plan.api.latency import system_latency
-from prfaas_plan.api.optimize import optimize
 from prfaas_plan.api.slo import SEARCH_NODES
 from prfaas_plan.api.systems import PRFAAS, site_config, topology_system
 from prfaas_plan.api.topology import site_models
@@ -176,8 +176,7 @@ class Fleet:
     def system(self, choice: tuple[int, ...]) -> TopologySystem:
         """The PrfaaS-PD system at these thresholds, built as ``api.systems`` builds the plan's."""
         cap = self.capacity(choice)
-        multi = self.sc.multi_site
-        binding = cap.binding if multi else cap.binding.split(" ")[0]
+        binding = cap.stage
         configs = [site_config(self.sc, i, self.timings[i], name=PRFAAS, threshold=self.cands[i][k],
                            n_prfaas=self.n_prfaas, n_p=self.n_p[i], n_d=self.n_d[i],
                            capacity=cap.lambda_max_rps * sp.share, binding=binding)
@@ -209,13 +208,9 @@ def _none_at(lengths: Any) -> float:
 
 def fleet(sc: ScenarioSpec) -> Fleet:
     """optimize on ``sc`` (without the TTFT SLO search) and the candidates around its plan."""
-    plan = optimize(sc, ttft_slo=False)
-    best = plan.result.head.best
+    best = headline(sc).point
     models, timings = site_models(sc)  # the service laws api.systems builds its systems from
-    if sc.multi_site:
-        sites = [(sp.threshold_tokens, sp.n_p, sp.n_d) for sp in best.sites]  # type: ignore[union-attr]
-    else:
-        sites = [(best.threshold_tokens, best.n_p, best.n_d)]  # type: ignore[union-attr]
+    sites = [(sp.threshold_tokens, sp.n_p, sp.n_d) for sp in best.sites]
     cands, routed = [], []
     for m, (t, n_p, _) in zip(models, sites, strict=True):
         assert t is not None

@@ -199,6 +199,17 @@ class TopologyPoint:
     binding: str  # e.g. "link prefill-east->region-b", "prfaas-compute", "decode region-a"
     tight: tuple[str, ...]
 
+    @property
+    def stage(self) -> str:
+        """The binding as the outputs name it (``stage_name``)."""
+        return stage_name(self.binding, len(self.sites))
+
+
+def stage_name(binding: str, sites: int) -> str:
+    """A binding stage as the outputs name it: with several PD sites with its site or link
+    ("link prefill-east->region-b"), with one as Eq. 6 does, without ("link")."""
+    return binding if sites > 1 else binding.split(" ")[0]
+
 
 def site_point(r: PlanResult, op: OperatingPoint) -> TopologyPoint:
     """A one-PD-site configuration as a topology's point (its sites and link by name), so that
