@@ -213,20 +213,14 @@ def _simulate(sc: ScenarioSpec, clock: _Clock, notes: dict[str, list[str]]) -> t
     from prfaas_plan.specs.run import parse
 
     args = parse(rate=None, load=None, requests=None, duration=None, seed=None)
+    from prfaas_plan.api import sim as api_sim
+
     try:
-        if sc.multi_site:
-            from prfaas_plan.api import topology_sim
-
-            run = clock("simulate", topology_sim.simulate, sc, **args.keywords())
-        else:
-            from prfaas_plan.api import sim as api_sim
-
-            run = clock("simulate", api_sim.run_systems, sc, **args.keywords())
+        run = clock("simulate", api_sim.simulate, sc, **args.keywords())
     except (SpecError, InfeasibleError) as exc:
         notes.setdefault("latency", []).append(left_out("The simulated TTFT (`prfaas-plan simulate`)", exc, ()))
         return None, None
-    typed = run if sc.multi_site else run.result
-    return run, typed.requests if sc.workload.trace is None else None
+    return run, run.requests if sc.workload.trace is None else None
 
 
 def _trace_stats(trace: Any, clock: _Clock, notes: dict[str, list[str]]) -> Any:

@@ -1,41 +1,28 @@
-"""Library API of `simulate`: each system of a scenario simulated at the same arrival rate."""
+"""Library API of `simulate`: each system of a scenario simulated at the same total rate, per PD site."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from prfaas_plan import units
-from prfaas_plan.api.latency import resolve_rate, site_latency
-from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, systems
+from prfaas_plan.api.latency import resolve_rate, system_latency
+from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, topology_systems
 from prfaas_plan.errors import SpecError
 from prfaas_plan.sim.result import SimulateRun, SystemRun
-from prfaas_plan.sim.run import SimResult, simulate
+from prfaas_plan.sim.run import simulate as run_site
+from prfaas_plan.sim.topology import simulate_topology
 from prfaas_plan.specs.latency import TRACE_CHECK_RTOL, LatencyResult, TraceCheck
 from prfaas_plan.specs.run import RunArgs, check, check_size
 from prfaas_plan.specs.scenario import ScenarioSpec
-from prfaas_plan.specs.system import ControlConfig, SystemConfig
+from prfaas_plan.specs.system import ControlConfig
 
 DEFAULT_LOAD = 0.8
 DEFAULT_REQUESTS = 20_000  # the run's length with neither --requests nor --duration (specs.run bounds it)
 WARMUP_FRACTION = 0.1
-
-
-@dataclass(frozen=True)
-class SimRun:
-    """``result``: the typed run (``sim.result.SimulateRun``; per system its ``SimResult`` with
-    histograms, the link utilisation series and, if asked, per-request records); its JSON is written
-    at the edge (``report.sim_json.simulate_json``), by the view that prints it."""
-
-    result: SimulateRun
-    scenario: ScenarioSpec
-
-    @property
-    def results(self) -> dict[str, SimResult]:
-        return {name: s.result for name, s in self.result.systems.items()}
 
 
 def no_span_error(sc: ScenarioSpec, rate_rps: float | None, load: float | None) -> SpecError:
@@ -85,43 +72,67 @@ def expected_requests(sc: ScenarioSpec, rate_rps: float, n_requests: int | None,
     return len(trace) if trace is not None else DEFAULT_REQUESTS
 
 
-def run_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | None = None,
-                n_requests: int | None = None, duration_s: float | None = None, seed: int | None = None,
-                records: bool = False, which: tuple[str, ...] = (PRFAAS, HOMOGENEOUS, NAIVE),
-                control: ControlConfig | None = None,
-                progress: Callable[[str, int, int], None] | None = None) -> SimRun:
-    """Simulate every system the scenario compares at one arrival rate; see :func:`simulate_systems`.
+def simulate(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | None = None,
+             n_requests: int | None = None, duration_s: float | None = None, seed: int | None = None,
+             records: bool = False, which: tuple[str, ...] = (PRFAAS, HOMOGENEOUS, NAIVE),
+             control: ControlConfig | None = None,
+             progress: Callable[[str, int, int], None] | None = None) -> SimulateRun:
+    """Simulate every system the scenario compares at one total rate; see :func:`simulate_systems`.
 
-    ``progress(label, arrived, expected)`` is called as each run advances.
+    One PD site runs in ``sim.run`` (with its control loops and per-request records); several
+    share the prefill service's one pool in ``sim.topology``. ``progress(label, arrived, expected)``
+    is called as each run advances.
     """
-    args = checked(RunArgs(rate_rps=rate_rps, load=load, n_requests=n_requests, duration_s=duration_s, seed=seed),
-                   sc)
+    args = RunArgs(rate_rps=rate_rps, load=load, n_requests=n_requests, duration_s=duration_s, seed=seed)
+    several = len(sc.topology.sites) > 1
+    traced = [s.workload.trace is not None for s in sc.topology.sites if s.workload is not None]
+    if several:
+        _shared_checked(sc, args, traced)
+    else:
+        checked(args, sc)
     control = control if control is not None else sc.control
-    configs: dict[str, SystemConfig] = systems(sc, which=which)
-    rate, load_f = resolve_rate(configs, rate_rps, load, default_load=DEFAULT_LOAD)
+    systems = topology_systems(sc, which=which)
+    rate, load_f = resolve_rate(systems, rate_rps, load, default_load=DEFAULT_LOAD)  # type: ignore[arg-type]
     check_size(rate, args)
-    if sc.workload.trace is None and n_requests is None and duration_s is None:
+    if n_requests is None and duration_s is None and not all(traced):
         n_requests = DEFAULT_REQUESTS
-    streams = np.random.SeedSequence(int(seed or 0)).spawn(len(configs))
+    streams = np.random.SeedSequence(int(seed or 0)).spawn(len(systems))
     runs: dict[str, SystemRun] = {}
-    for (name, c), stream in zip(configs.items(), streams, strict=True):
+    for (name, system), stream in zip(systems.items(), streams, strict=True):
         expected = expected_requests(sc, rate, n_requests, duration_s)
         tick = None if progress is None else (lambda n, name=name, expected=expected:
                                               progress(f"simulating {name}", n, expected))
-        res = simulate(sc, c, rate_rps=rate, n_requests=n_requests, duration_s=duration_s,
-                       rng=np.random.default_rng(stream), records=records, warmup_fraction=WARMUP_FRACTION,
-                       control=control, progress=tick)
-        runs[name] = SystemRun(name=name, result=res, capacity_rps=c.capacity_rps, capacity_binding=c.capacity_binding,
-                               threshold_tokens=c.threshold_tokens, n_prfaas=c.n_prfaas, n_p=c.n_p, n_d=c.n_d,
-                               bs_max=c.bs_max, load=rate / c.capacity_rps, analytic=site_latency(sc, c, rate))
-    traced = sc.workload.trace is not None
-    result = SimulateRun(scenario=sc.name, model=sc.model.name, head=PRFAAS if PRFAAS in runs else next(iter(runs)),
-                         rate_rps=rate, load=load_f, systems=runs, seed=None if traced else int(seed or 0),
-                         requests=n_requests, duration_s=duration_s, warmup_fraction=WARMUP_FRACTION,
-                         workload="trace" if traced else "parametric",
-                         arrival="trace" if traced else sc.workload.arrival,
-                         cache_mode=sc.cache_mode, control=control, hit_rate_source=sc.workload.hit_rate_source)
-    return SimRun(result=result, scenario=sc)
+        rng = np.random.default_rng(stream)
+        if several:
+            shared = simulate_topology(sc, system, rate_rps=rate, n_requests=n_requests, duration_s=duration_s,
+                                       rng=rng, warmup_fraction=WARMUP_FRACTION, progress=tick)
+            sites = dict(shared.sites)
+        else:
+            site = system.sites[0]
+            res = run_site(sc, site.config, rate_rps=rate, n_requests=n_requests, duration_s=duration_s, rng=rng,
+                           records=records, warmup_fraction=WARMUP_FRACTION, control=control, progress=tick)
+            shared, sites = None, {site.site: res}
+        runs[name] = SystemRun(name=name, system=system, sites=sites, shared=shared,
+                               analytic=system_latency(sc, system, rate), load=rate / system.capacity_rps)
+    whole = all(traced)
+    return SimulateRun(scenario=sc.name, model=sc.model.name, head=PRFAAS if PRFAAS in runs else next(iter(runs)),
+                       rate_rps=rate, load=load_f, systems=runs, seed=None if whole else int(seed or 0),
+                       requests=n_requests, duration_s=duration_s, warmup_fraction=WARMUP_FRACTION,
+                       workload="trace" if whole else "parametric", arrival="trace" if whole else sc.workload.arrival,
+                       cache_mode=sc.cache_mode, control=control, hit_rate_source=sc.workload.hit_rate_source)
+
+
+def _shared_checked(sc: ScenarioSpec, args: RunArgs, traced: list[bool]) -> None:
+    """What a run of several PD sites refuses: the control loops (they act on one site's pools),
+    a seed where every site replays a trace; then each site's scenario as ``checked``."""
+    if sc.control is not None:
+        raise SpecError("the control loops run in the simulation of one PD site; with several sites drop the "
+                        "control section", source=sc.path, field="control")
+    checked(args, *(sc if s.workload is None else replace(sc, workload=s.workload) for s in sc.topology.sites),
+            refuse_seed=not any(traced))
+    if args.seed is not None and all(traced):
+        raise SpecError("every site replays a trace as recorded, nothing is drawn at random: drop --seed",
+                        field="--seed")
 
 
 def simulate_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | None = None,
@@ -137,12 +148,12 @@ def simulate_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: f
     it. Top-level keys describe PrfaaS-PD (TTFT mean and percentiles, TPOT, per path,
     throughput, link utilisation, prefix hit rate); ``systems`` holds every system with its
     capacity and the analytic TTFT at the same rate; ``sim`` the run's size and speed.
-    :func:`run_systems` returns the typed run (histograms and series for plots).
+    :func:`simulate` returns the typed run (histograms and series for plots).
     """
     from prfaas_plan.report.sim_json import simulate_json
 
-    return simulate_json(run_systems(sc, rate_rps=rate_rps, load=load, n_requests=n_requests, duration_s=duration_s,
-                                     seed=seed, records=records, which=which, control=control).result)
+    return simulate_json(simulate(sc, rate_rps=rate_rps, load=load, n_requests=n_requests, duration_s=duration_s,
+                                  seed=seed, records=records, which=which, control=control))
 
 
 def trace_check(sc: ScenarioSpec, r: LatencyResult) -> LatencyResult:
@@ -153,9 +164,9 @@ def trace_check(sc: ScenarioSpec, r: LatencyResult) -> LatencyResult:
     profile = sc.workload.rate_profile
     if sc.workload.trace is None or profile is None or len(r.sites) > 1:
         return r
-    run = run_systems(sc, rate_rps=r.rate_rps, which=tuple(r.systems))
+    run = simulate(sc, rate_rps=r.rate_rps, which=tuple(r.systems))
     simulated, holds = {}, {}
-    for name, res in run.results.items():
+    for name, res in run.at_site(run.sites[0]).items():
         mean, p90 = res.ttft.mean, res.ttft.quantile(0.9)
         if mean is None or p90 is None:
             continue

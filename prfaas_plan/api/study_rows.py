@@ -10,15 +10,12 @@ cost, the gain over homogeneous PD; ``size``: the cheapest fleet's cost and savi
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.api.context import planning
 from prfaas_plan.report.render import finite
 from prfaas_plan.specs.scenario import ScenarioSpec
-
-if TYPE_CHECKING:  # names for annotations only: the runs are imported where a point runs them
-    from prfaas_plan.sim.result import SimulateRun, TopologySimulateRun
 
 Columns = list[tuple[str, str]]
 
@@ -119,19 +116,12 @@ def latency_row(sc: ScenarioSpec, options: dict[str, Any]) -> dict[str, Any]:
 def simulate_row(sc: ScenarioSpec, options: dict[str, Any]) -> dict[str, Any]:
     """`simulate`'s headline, one PD site or several alike: PrfaaS-PD's simulated TTFT, throughput and
     link utilisation (a topology's busiest link), and homogeneous PD's simulated P90."""
+    from prfaas_plan.api import sim
     from prfaas_plan.api.systems import HOMOGENEOUS, PRFAAS
 
     args = run_args(options)
-    if sc.multi_site:
-        from prfaas_plan.api import topology_sim
-
-        r: SimulateRun | TopologySimulateRun = topology_sim.simulate(sc, **args.keywords())
-        links = [s.link_utilization for s in r.systems[PRFAAS].result.sites.values()]
-    else:
-        from prfaas_plan.api import sim
-
-        r = sim.run_systems(sc, **args.keywords()).result
-        links = [r.systems[PRFAAS].result.link_utilization]
+    r = sim.simulate(sc, **args.keywords())
+    links = [s.link_utilization for s in r.systems[PRFAAS].sites.values()]
     res, hom = r.systems[PRFAAS].result, r.systems.get(HOMOGENEOUS)
     h = res.ttft
     return {"rate_rps": r.rate_rps, "load": r.load, "ttft_mean_s": finite(h.mean),

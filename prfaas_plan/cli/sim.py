@@ -85,19 +85,12 @@ def simulate(
 
         emit_fleet_sim(fmt, simulate_fleet(sc, **args.keywords()))
         return
-    if sc.multi_site:
-        from prfaas_plan.api import topology_sim
-        from prfaas_plan.report.views_topology import emit_topology_sim
-
+    if len(sc.topology.sites) > 1:
         for given, option in ((plot, "--plot"), (records, "--records")):
             if given is not None:
                 raise SpecError(f"{option} covers one PD site; this scenario has several", field=option)
-        with Bar() as tick:
-            run = topology_sim.simulate(sc, **args.keywords(), progress=tick)
-        emit_topology_sim(fmt, run)
-        return
     with Bar() as tick:
-        run = api_sim.run_systems(sc, **args.keywords(), records=records is not None, progress=tick)
+        run = api_sim.simulate(sc, **args.keywords(), records=records is not None, progress=tick)
     if plot is not None:
         from prfaas_plan.report.plots_sim import sim_figure
 
@@ -106,7 +99,7 @@ def simulate(
     if records is not None:
         _write_records(run, records)
         typer.echo(f"wrote {records}", err=True)
-    views_sim.emit_sim(fmt, run.result)
+    views_sim.emit_sim(fmt, run)
 
 
 def _write_records(run: Any, path: Path) -> None:
@@ -114,5 +107,5 @@ def _write_records(run: Any, path: Path) -> None:
 
     # every time column in seconds says so in its name (arrived_at_s ... completed_at_s, ttft_s)
     rows = [{"system": name} | {(k + "_s" if k.endswith("_at") else k): v for k, v in rec.items()}
-            for name, res in run.results.items() for rec in (res.records or [])]
+            for name, res in run.at_site(run.sites[0]).items() for rec in (res.records or [])]
     write_text(path, to_csv(rows), "--records")

@@ -105,7 +105,6 @@ def _plan(d: ReportData, fig: Numbered) -> Section:
 def _latency(d: ReportData, fig: Numbered) -> Section:
     from prfaas_plan.report import plots_report, plots_sim
 
-    multi = d.scenario.multi_site
     s = Section("latency", "Latency")
     if d.latency is not None:
         s.intro.append(f"`prfaas-plan latency --load {d.latency_load:g}`: analytic TTFT at {d.latency_load:.0%} of "
@@ -118,10 +117,8 @@ def _latency(d: ReportData, fig: Numbered) -> Section:
         n = "the whole trace" if d.simulation_requests is None else f"{d.simulation_requests:,} requests a system"
         s.h3("Simulated")
         s.note(f"`prfaas-plan simulate` at its defaults: load 0.8, {n}, seed 0.")
-        if multi:
-            s.add(collect(views_topology.emit_topology_sim, d.simulation))
-        else:
-            s.add(collect(views_sim.emit_sim, d.simulation.result))
+        s.add(collect(views_sim.emit_sim, d.simulation))
+        if len(d.simulation.sites) == 1:  # the figure draws one PD site's link
             fig(s, "Simulated TTFT CDF of each system and the link's utilisation over time.",
                 "simulation", plots_sim.sim_figure, d.simulation)
     elif d.latency is not None:

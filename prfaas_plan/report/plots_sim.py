@@ -10,11 +10,11 @@ from prfaas_plan.report.render import SYSTEM_NAMES
 
 
 def sim_figure(run: Any, path: Path | BinaryIO) -> None:
-    """(a) simulated TTFT CDF of each system; (b) cross-datacenter link utilisation over time."""
+    """(a) simulated TTFT CDF of each system; (b) cross-datacenter link utilisation over time (one PD site)."""
     plt = pyplot()
-    r = run.result
+    r, runs = run, run.at_site(run.sites[0])
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
-    for name, res in run.results.items():
+    for name, res in runs.items():
         edges, cdf = res.ttft.cdf()
         if edges.size:
             ax1.step(edges, cdf, where="post", label=SYSTEM_NAMES.get(name, name))
@@ -26,7 +26,7 @@ def sim_figure(run: Any, path: Path | BinaryIO) -> None:
     ax1.set_title(f"(a) TTFT at {r.rate_rps:.2f} req/s ({r.load * 100:.0f}% of the smallest capacity)")
     ax1.legend(fontsize=8)
     drawn = False
-    for name, res in run.results.items():
+    for name, res in runs.items():
         if res.link_utilization is None:
             continue
         starts, util = res.link_series

@@ -86,7 +86,7 @@ class ReportData:
     cdf: TtftCdf | None
     model: ModelShow | None  # `model show`
     kv_rate: KvRateResult | None  # `kv-rate` on the prefill instance
-    simulation: Any = None  # api.sim.SimRun | sim.result.TopologySimulateRun
+    simulation: Any = None  # sim.result.SimulateRun
     simulation_requests: int | None = None
     sizing: Any = None  # specs.sizing.SizingResult
     degrade: Any = None  # specs.degrade.DegradeResult

@@ -1,5 +1,5 @@
-"""The JSON of `simulate` on one PD site, written from the typed ``sim.result.SimulateRun``: the one
-place its keys are spelled (each run's own statistics are ``SimResult.to_dict``'s)."""
+"""The JSON of `simulate`, written from the typed ``sim.result.SimulateRun``: the one place its keys
+are spelled (each run's own statistics are ``SimResult.to_dict``'s and ``TopologySimResult.to_dict``'s)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from prfaas_plan.report.latency_json import REFERENCE, TTFT_KEYS, scalars
-from prfaas_plan.sim.result import SimResult, SimulateRun, SystemRun, TopologyRun, TopologySimulateRun
+from prfaas_plan.sim.result import SimResult, SimulateRun, SystemRun
 
 _FIRST = ("ttft_mean_s", "ttft_p50_s", "ttft_p90_s", "ttft_p99_s", "tpot_s", "per_path", "throughput_rps",
           "completed", "link_utilization", "prefix_hit_rate", "recompute_avoided_rate")
@@ -25,11 +25,13 @@ def _summary(res: SimResult) -> dict[str, Any]:
 
 
 def system_json(s: SystemRun) -> dict[str, Any]:
-    res, a = s.result, s.analytic
+    """One system at one PD site: its run, configuration and analytic TTFT."""
+    (site, res), = s.sites.items()
+    a, c = s.analytic.sites[site], s.system.sites[0].config
     return _summary(res) | {
-        "capacity_rps": s.capacity_rps, "capacity_binding": s.capacity_binding, "load": s.load,
-        "config": {"threshold_tokens": s.threshold_tokens, "n_prfaas": s.n_prfaas, "n_p": s.n_p, "n_d": s.n_d,
-                   "bs_max": s.bs_max},
+        "capacity_rps": c.capacity_rps, "capacity_binding": c.capacity_binding, "load": s.load,
+        "config": {"threshold_tokens": c.threshold_tokens, "n_prfaas": c.n_prfaas, "n_p": c.n_p, "n_d": c.n_d,
+                   "bs_max": c.bs_max},
         "analytic": {"ttft_mean_s": a.ttft_mean_s, "ttft_p50_s": a.ttft_p50_s, "ttft_p90_s": a.ttft_p90_s,
                      "ttft_p99_s": a.ttft_p99_s, "stable": a.stable},
         "sim": {"events": res.events, "cpu_s": res.cpu_s, "wall_s": res.wall_s,
@@ -38,6 +40,10 @@ def system_json(s: SystemRun) -> dict[str, Any]:
 
 
 def simulate_json(r: SimulateRun) -> dict[str, Any]:
+    """One PD site: the headline system's run at the top and each system's beside it (the two-cluster
+    form's JSON); several: each system over every request and per site."""
+    if len(r.sites) > 1:
+        return _sites_json(r)
     per = {name: system_json(s) for name, s in r.systems.items()}
     head = per[r.head]
     runs = [s.result for s in r.systems.values()]
@@ -62,8 +68,9 @@ def simulate_json(r: SimulateRun) -> dict[str, Any]:
 
 
 
-def topology_system_json(t: TopologyRun) -> dict[str, Any]:
-    d, a, system, res = t.result.to_dict(), t.analytic, t.system, t.result
+def _shared_json(t: SystemRun) -> dict[str, Any]:
+    assert t.shared is not None
+    d, a, system, res = t.shared.to_dict(), t.analytic, t.system, t.shared
     sites = {}
     for s in system.sites:
         sd = d["sites"][s.site]
@@ -79,9 +86,9 @@ def topology_system_json(t: TopologyRun) -> dict[str, Any]:
                 "requests_per_cpu_s": _per_cpu_s(res.requests, res.cpu_s)}}
 
 
-def topology_simulate_json(r: TopologySimulateRun) -> dict[str, Any]:
+def _sites_json(r: SimulateRun) -> dict[str, Any]:
     return {"scenario": r.scenario, "model": r.model, "rate_rps": r.rate_rps, "load": r.load,
-            "load_reference": REFERENCE, "systems": {n: topology_system_json(t) for n, t in r.systems.items()},
+            "load_reference": REFERENCE, "systems": {n: _shared_json(t) for n, t in r.systems.items()},
             "sim": {"seed": r.seed, "requests": r.requests, "duration_s": r.duration_s,
                     "warmup_fraction": r.warmup_fraction}}
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.report.latency_json import scalar_rows
-from prfaas_plan.report.render import SYSTEM_NAMES, emit, finite, num, pct, secs, table
-from prfaas_plan.report.sim_json import topology_simulate_json
+from prfaas_plan.report.render import SYSTEM_NAMES, emit, num, pct, table
 from prfaas_plan.report.sweep_json import sweep_csv_rows, sweep_json
 from prfaas_plan.report.topology_json import topology_csv_rows, topology_json
 from prfaas_plan.report.views_plan import (
@@ -21,7 +19,6 @@ from prfaas_plan.report.views_plan import (
     tight_text,
     x_text,
 )
-from prfaas_plan.sim.result import TopologySimulateRun
 from prfaas_plan.specs.results import TopologyMethodPlan, TopologyPlanResult, TopologyPoint
 from prfaas_plan.specs.slo import TopologySloPlan
 from prfaas_plan.specs.sweep import SweepResult
@@ -142,32 +139,3 @@ def emit_topology_sweep(fmt: str, s: SweepResult) -> None:
                        "bound by"], rows)]
 
     emit(fmt, sweep_json(s), rows=sweep_csv_rows(s), tables=tables)
-
-
-
-def emit_topology_sim(fmt: str, r: TopologySimulateRun) -> None:
-    """`simulate` of a topology: simulated (and analytic) TTFT per system and site; the tables read
-    the typed runs, JSON and CSV its JSON."""
-    payload = topology_simulate_json(r)
-
-    def tables():
-        rows = []
-        for name, t in r.systems.items():
-            res, a, shared = t.result, t.analytic, t.system.n_prfaas > 0
-            h = res.ttft
-            rows.append([SYSTEM_NAMES.get(name, name), "all sites", f"{t.load * 100:.0f}%", secs(finite(h.mean)),
-                         secs(finite(h.quantile(0.9))), secs(finite(h.quantile(0.99))), secs(a.ttft_mean_s),
-                         secs(a.ttft_p90_s), pct(finite(res.prfaas_utilization)) if shared else "-"])
-            for site, sr in res.sites.items():
-                sa, hs = a.sites[site], sr.ttft
-                rows.append(["", site, "", secs(finite(hs.mean)), secs(finite(hs.quantile(0.9))),
-                             secs(finite(hs.quantile(0.99))), secs(sa.ttft_mean_s), secs(sa.ttft_p90_s),
-                             pct(finite(sr.link_utilization)) if shared else "-"])
-        return [table(f"{r.scenario}: simulated TTFT at {r.rate_rps:.3f} req/s in total "
-                      f"({r.load * 100:.0f}% of the smallest capacity)",
-                      ["system", "site", "load %", "TTFT mean s", "P90 s", "P99 s", "analytic mean s", "analytic P90 s",
-                       "PrfaaS / link busy %"], rows)]
-
-    emit(fmt, payload, rows=scalar_rows(payload, inner="sites"), tables=tables)
-
-

@@ -11,8 +11,7 @@ import numpy as np
 
 from prfaas_plan.sim.entities import Hist
 
-__all__ = ["SimResult", "SimulateRun", "SystemRun", "TopologyRun", "TopologySimResult", "TopologySimulateRun",
-           "json_ready"]
+__all__ = ["SimResult", "SimulateRun", "SystemRun", "TopologySimResult", "json_ready"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -141,26 +140,28 @@ class TopologySimResult:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SystemRun:
-    """One system simulated at the shared rate, with its configuration, its exact-method
-    capacity and the analytic TTFT at the same rate (``specs.latency.SystemTiming``)."""
+    """One system simulated at the shared total rate: each PD site's run (``sites``) and, where
+    several sites share the prefill service, the one run over all of them (``shared``); its
+    configuration (``specs.topology.TopologySystem``) and the analytic TTFT at the same rate
+    (``specs.latency.TopologyTiming``)."""
 
     name: str
-    result: SimResult
-    capacity_rps: float
-    capacity_binding: str
-    threshold_tokens: float | None
-    n_prfaas: int
-    n_p: int
-    n_d: int
-    bs_max: int
+    system: Any  # specs.topology.TopologySystem
+    sites: dict[str, SimResult]
+    shared: TopologySimResult | None  # several PD sites; one site's run is its system's
+    analytic: Any  # specs.latency.TopologyTiming
     load: float  # the shared rate over this system's capacity
-    analytic: Any  # specs.latency.SystemTiming
+
+    @property
+    def result(self) -> SimResult | TopologySimResult:
+        """The run over every request: the shared run, or the one site's."""
+        return self.shared if self.shared is not None else next(iter(self.sites.values()))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SimulateRun:
-    """`simulate` on one PD site: every system at the same rate (``head`` the headline one) and
-    the run's settings; its JSON is ``report.sim_json``'s."""
+    """`simulate`: every system at the same total rate (``head`` the headline one) and the run's
+    settings; its JSON is ``report.sim_json``'s."""
 
     scenario: str
     model: str
@@ -178,30 +179,11 @@ class SimulateRun:
     control: Any  # specs.system.ControlConfig | None
     hit_rate_source: str | None = None  # a trace's: measured, assumed or unknown (specs.topology.WorkloadSpec)
 
+    @property
+    def sites(self) -> tuple[str, ...]:
+        """The PD sites, in the scenario's order."""
+        return tuple(self.systems[self.head].sites)
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TopologyRun:
-    """One system of a topology simulated at the shared total rate, with the analytic timing
-    (``specs.latency.TopologyTiming``) at the same rate."""
-
-    name: str
-    result: TopologySimResult
-    system: Any  # specs.topology.TopologySystem
-    analytic: Any  # specs.latency.TopologyTiming
-    load: float
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class TopologySimulateRun:
-    """`simulate` on a topology: every system at the same total rate; its JSON is
-    ``report.sim_json.topology_simulate_json``'s."""
-
-    scenario: str
-    model: str
-    rate_rps: float
-    load: float
-    systems: dict[str, TopologyRun]
-    seed: int | None
-    requests: int | None
-    duration_s: float | None
-    warmup_fraction: float
+    def at_site(self, site: str) -> dict[str, SimResult]:
+        """Each system's run at PD site ``site``."""
+        return {name: s.sites[site] for name, s in self.systems.items()}

@@ -39,7 +39,7 @@ class RunArgs:
     seed: int | None = None
 
     def keywords(self) -> dict[str, Any]:
-        """As the keyword arguments of ``api.sim.run_systems`` and ``api.topology_sim.simulate``."""
+        """As the keyword arguments of ``api.sim.simulate``."""
         return asdict(self)
 
 

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from prfaas_plan.api import sim as api_sim
 from prfaas_plan.api.latency import site_latency
-from prfaas_plan.api.sim import run_systems, simulate_systems
+from prfaas_plan.api.sim import simulate_systems
 from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, systems
 from prfaas_plan.cli import app
 from prfaas_plan.core.lengths import Fixed
@@ -210,13 +211,14 @@ def mooncake():
 def test_mooncake_trace_replays_end_to_end(mooncake):
     out = {}
     for mode, sc in mooncake.items():
-        run = run_systems(sc, load=0.8, which=(PRFAAS, HOMOGENEOUS))
-        out[mode] = run.results[PRFAAS]
+        r = api_sim.simulate(sc, load=0.8, which=(PRFAAS, HOMOGENEOUS))
+        run = r.at_site("local")
+        out[mode] = run[PRFAAS]
         n = len(sc.workload.trace)
-        for res in run.results.values():
+        for res in run.values():
             assert res.requests == n and res.completed == n - int(0.1 * n)
             assert 0 < res.prefix_hit_rate < 1
-            assert res.throughput_rps == pytest.approx(run.result.rate_rps, rel=0.1)
+            assert res.throughput_rps == pytest.approx(r.rate_rps, rel=0.1)
     scarce, abundant = out["bandwidth-scarce"], out["bandwidth-abundant"]
     # on this trace the PD cache nearly always holds at least PrfaaS's prefix, so the two modes
     # differ by a prefetch or two; the synthetic trace below shows the mechanism clearly
