@@ -13,7 +13,9 @@ the SUM of the sites' grids (times the N_prfaas options), never with their produ
 
 Then, with each site's split fixed, t_i is refined off the grid: the same kernel on a grid 256
 times finer between each site's grid neighbours, zoomed in three times (to ~1e-4 tokens; each
-level is one vectorised routing per site). The refined point is kept only if it beats the grid's.
+level is one vectorised routing per site), and each site's t_i then set where its stages balance
+with the others held (``balance``: for one PD site, Eq. 7's crossing, the refinement of
+``core.optimize``). The refined point is kept only if it beats the grid's.
 """
 
 from __future__ import annotations
@@ -25,11 +27,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from prfaas_plan.core.roots import illinois
 from prfaas_plan.core.stages import (
     UNBOUNDED,
     Candidates,
     SiteModel,
     SiteStages,
+    compute_bounds,
     offload_all_threshold,
     site_stages,
 )
@@ -207,4 +211,42 @@ def _refine(sites: Sequence[SiteModel], best: TopologyPoint, thresholds: NDArray
             step = (hi - lo) / (_ZOOM_POINTS - 1)
             t = float(cands[i].t[chosen[i]])
             spans[i] = (max(lo, t - step), min(hi, t + step))
-    return found
+    return _balanced(sites, found, free, spans, method) if found is not None else None
+
+
+def _balanced(sites: Sequence[SiteModel], found: TopologyPoint, free: list[int],
+              spans: dict[int, tuple[float, float]], method: Method) -> TopologyPoint:
+    """``found`` with each free site's t_i moved to its balance in its last zoom span (``balance``,
+    the others held), where that serves at least as much: off the zoom's grid, as Eq. 7 is."""
+    held = [at(s, [sp.threshold_tokens], sp.n_p, method) for s, sp in zip(sites, found.sites, strict=True)]
+    for i in free:
+        t = balance(sites, held, i, found.n_prfaas, *spans[i], method)
+        if t is not None:
+            held[i] = at(sites[i], [t], found.sites[i].n_p, method)
+    cand = point(sites, held, [0] * len(sites), found.n_prfaas)
+    return cand if cand.lambda_max_rps >= found.lambda_max_rps * (1 - _ROUND_OFF) else found
+
+
+_ROUND_OFF = 1e-12  # the balance's Lambda may sit this far below the zoom's by round-off alone
+
+
+def balance(sites: Sequence[SiteModel], held: Sequence[Candidates], i: int, n_prfaas: float, lo: float, hi: float,
+            method: Method) -> float | None:
+    """t_i in [lo, hi] where site i's stages balance, the other sites held at ``held``: the root of
+    log min(Theta_compute, Theta_link,i) - log Theta_pd-p,i (each bound on the total Lambda), the
+    first two rising with t_i and the last falling; None without a sign change. For one PD site
+    this is Eq. 7's crossing Theta_prfaas / p = Theta_pd-p / (1 - p) (``core.optimize``)."""
+    site, n_p = sites[i], int(held[i].n_p[0])
+    rest = sum(float(site_stages(s, c).compute_load[0]) for j, (s, c) in enumerate(zip(sites, held, strict=True))
+               if j != i)
+
+    def gap(t: float) -> float:
+        st = site_stages(site, at(site, [t], n_p, method))
+        prfaas = min(float(compute_bounds(n_prfaas, rest + st.compute_load)[0]), float(st.link[0]))
+        with np.errstate(divide="ignore"):  # a link below a float's resolution carries 0 req/s: gap -inf
+            return float(np.log(prfaas) - np.log(float(st.pd_prefill[0])))
+
+    ga, gb = gap(lo), gap(hi)
+    if ga == 0.0:
+        return lo
+    return illinois(gap, lo, hi, ga, gb, xtol=1e-3) if ga * gb < 0 else None

@@ -23,9 +23,9 @@ from dataclasses import dataclass, fields
 import numpy as np
 from numpy.typing import NDArray
 
+from prfaas_plan.core import joint
 from prfaas_plan.core.lengths import LengthDistribution
-from prfaas_plan.core.roots import illinois
-from prfaas_plan.core.stages import offload_all_threshold
+from prfaas_plan.core.stages import SiteModel, offload_all_threshold
 from prfaas_plan.core.throughput import (
     Bounds,
     Curves,
@@ -163,25 +163,18 @@ def _second_smallest(a: NDArray[np.float64], b: NDArray[np.float64], c: NDArray[
 
 def _refine(lengths: LengthDistribution, curves: Curves, method: Method, r: Routing, i: int, *, n_prfaas: int,
             n_p: int, n_d: int, link_bytes_per_s: float, decode_rps_per_instance: float) -> float | None:
-    """t of the Eq. 7 crossing in a grid cell next to index i, or None if there is none."""
-
-    def gap(t: float) -> float:
-        rr = routing(lengths, curves, [t], method)
-        b = bounds(rr, n_prfaas=n_prfaas, n_p=n_p, n_d=n_d, link_bytes_per_s=link_bytes_per_s,
-                   decode_rps_per_instance=decode_rps_per_instance)
-        prfaas = min(float(b.prfaas_compute[0]), float(b.link[0]))
-        with np.errstate(divide="ignore"):  # a link below a float's resolution carries 0 req/s: gap -inf
-            return float(np.log(prfaas) - np.log(float(b.pd_prefill[0])))
-
+    """t of the Eq. 7 crossing in a grid cell next to index i, or None if there is none: the joint
+    search's balance (``core.joint.balance``) at the one site."""
+    site = SiteModel(name="", link="", lengths=lengths, curves=curves, share=1.0, link_bytes_per_s=link_bytes_per_s,
+                     decode_rps_per_instance=decode_rps_per_instance, n_local=n_p + n_d)
     ts = r.t
+    held = [joint.at(site, [float(ts[i])], n_p, method)]
     for a, b in ((i - 1, i), (i, i + 1)):
         if a < 0 or b >= len(ts):
             continue
-        ga, gb = gap(float(ts[a])), gap(float(ts[b]))
-        if ga == 0.0:
-            return float(ts[a])
-        if ga * gb < 0:
-            return illinois(gap, float(ts[a]), float(ts[b]), ga, gb, xtol=1e-3)
+        t = joint.balance([site], held, 0, n_prfaas, float(ts[a]), float(ts[b]), method)
+        if t is not None:
+            return t
     return None
 
 

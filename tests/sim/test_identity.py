@@ -5,7 +5,10 @@ Mooncake trace in both cache modes, the two-regions topology, saturation runs, a
 bandwidth series with the static, rule and table policies) is rerun and every per-request array
 (arrival, prefill start/end, KV transfer end, decode admission, completion, TTFT, path) and every
 histogram, event count and summary compared, bit for bit, with what the event-per-step simulator
-recorded (tests/sim/identity.json, written at 5ccb815)."""
+recorded (tests/sim/identity.json, written at 5ccb815). two_regions_0 runs each system at 70% of its
+planned capacity: it was recorded again when the joint refinement came to end on each site's
+balance (PrfaaS-PD's capacity 7.026010375 -> 7.026010380 req/s), after checking that at the old rate
+the new plan's thresholds give every recorded array bit for bit."""
 
 from __future__ import annotations
 
