@@ -196,7 +196,7 @@ def _refine(sites: Sequence[SiteModel], best: TopologyPoint, thresholds: NDArray
     for i in free:
         k = int(np.clip(np.searchsorted(thresholds, best.sites[i].threshold_tokens), 0, len(thresholds) - 1))
         spans[i] = (float(thresholds[max(k - 1, 0)]), float(thresholds[min(k + 1, len(thresholds) - 1)]))
-    found = None
+    found, last = None, None
     for _ in range(_ZOOMS):
         cands = [at(s, np.linspace(*spans[i], _ZOOM_POINTS) if i in spans else [sp.threshold_tokens], sp.n_p,
                      method) for i, (s, sp) in enumerate(zip(sites, best.sites, strict=True))]
@@ -204,25 +204,28 @@ def _refine(sites: Sequence[SiteModel], best: TopologyPoint, thresholds: NDArray
         _, picks = joint_grid(stages, np.array([best.n_prfaas]))
         chosen = [int(k) for k in picks[0]]
         if min(chosen) < 0:
-            return found
-        found = point(sites, cands, chosen, best.n_prfaas)
+            break
+        found, last = point(sites, cands, chosen, best.n_prfaas), (cands, chosen)
         for i in free:
             lo, hi = spans[i]
             step = (hi - lo) / (_ZOOM_POINTS - 1)
             t = float(cands[i].t[chosen[i]])
             spans[i] = (max(lo, t - step), min(hi, t + step))
-    return _balanced(sites, found, free, spans, method) if found is not None else None
+    return found if found is None or last is None else _balanced(sites, found, free, *last, method)
 
 
-def _balanced(sites: Sequence[SiteModel], found: TopologyPoint, free: list[int],
-              spans: dict[int, tuple[float, float]], method: Method) -> TopologyPoint:
-    """``found`` with each free site's t_i moved to its balance in its last zoom span (``balance``,
-    the others held), where that serves at least as much: off the zoom's grid, as Eq. 7 is."""
-    held = [at(s, [sp.threshold_tokens], sp.n_p, method) for s, sp in zip(sites, found.sites, strict=True)]
+def _balanced(sites: Sequence[SiteModel], found: TopologyPoint, free: list[int], cands: Sequence[Candidates],
+              chosen: Sequence[int], method: Method) -> TopologyPoint:
+    """``found`` with each free site's t_i moved to its balance between the last zoom's neighbours
+    of its t (``balance``, the others held), where that serves at least as much: off the zoom's
+    grid, as Eq. 7 is."""
+    held = [_pick(c, k) for c, k in zip(cands, chosen, strict=True)]
     for i in free:
-        t = balance(sites, held, i, found.n_prfaas, *spans[i], method)
-        if t is not None:
-            held[i] = at(sites[i], [t], found.sites[i].n_p, method)
+        k, top = chosen[i], len(cands[i].t) - 1
+        hit = balance(sites, held, i, found.n_prfaas, method,
+                      ends=(_pick(cands[i], max(k - 1, 0)), _pick(cands[i], min(k + 1, top))))
+        if hit is not None:
+            held[i] = hit
     cand = point(sites, held, [0] * len(sites), found.n_prfaas)
     return cand if cand.lambda_max_rps >= found.lambda_max_rps * (1 - _ROUND_OFF) else found
 
@@ -230,23 +233,32 @@ def _balanced(sites: Sequence[SiteModel], found: TopologyPoint, free: list[int],
 _ROUND_OFF = 1e-12  # the balance's Lambda may sit this far below the zoom's by round-off alone
 
 
-def balance(sites: Sequence[SiteModel], held: Sequence[Candidates], i: int, n_prfaas: float, lo: float, hi: float,
-            method: Method) -> float | None:
-    """t_i in [lo, hi] where site i's stages balance, the other sites held at ``held``: the root of
-    log min(Theta_compute, Theta_link,i) - log Theta_pd-p,i (each bound on the total Lambda), the
-    first two rising with t_i and the last falling; None without a sign change. For one PD site
-    this is Eq. 7's crossing Theta_prfaas / p = Theta_pd-p / (1 - p) (``core.optimize``)."""
-    site, n_p = sites[i], int(held[i].n_p[0])
+def balance(sites: Sequence[SiteModel], held: Sequence[Candidates], i: int, n_prfaas: float, method: Method, *,
+            ends: tuple[Candidates, Candidates]) -> Candidates | None:
+    """Site i at the t_i between ``ends`` (its candidates at two thresholds, one split) where its
+    stages balance, the other sites held at ``held``: the root of log min(Theta_compute,
+    Theta_link,i) - log Theta_pd-p,i (each bound on the total Lambda), the first two rising with t_i
+    and the last falling; None without a sign change. For one PD site this is Eq. 7's crossing
+    Theta_prfaas / p = Theta_pd-p / (1 - p) (``core.optimize``)."""
+    site, n_p = sites[i], int(ends[0].n_p[0])
     rest = sum(float(site_stages(s, c).compute_load[0]) for j, (s, c) in enumerate(zip(sites, held, strict=True))
                if j != i)
+    seen: dict[float, Candidates] = {}
 
-    def gap(t: float) -> float:
-        st = site_stages(site, at(site, [t], n_p, method))
+    def gap_of(c: Candidates) -> float:
+        st = site_stages(site, c)
         prfaas = min(float(compute_bounds(n_prfaas, rest + st.compute_load)[0]), float(st.link[0]))
         with np.errstate(divide="ignore"):  # a link below a float's resolution carries 0 req/s: gap -inf
             return float(np.log(prfaas) - np.log(float(st.pd_prefill[0])))
 
-    ga, gb = gap(lo), gap(hi)
+    def gap(t: float) -> float:
+        seen[t] = at(site, [t], n_p, method)
+        return gap_of(seen[t])
+
+    ga, gb = gap_of(ends[0]), gap_of(ends[1])
     if ga == 0.0:
-        return lo
-    return illinois(gap, lo, hi, ga, gb, xtol=1e-3) if ga * gb < 0 else None
+        return ends[0]
+    if not ga * gb < 0:
+        return None
+    t = illinois(gap, float(ends[0].t[0]), float(ends[1].t[0]), ga, gb, xtol=1e-3)
+    return seen[t] if t in seen else at(site, [t], n_p, method)

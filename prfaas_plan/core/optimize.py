@@ -168,13 +168,13 @@ def _refine(lengths: LengthDistribution, curves: Curves, method: Method, r: Rout
     site = SiteModel(name="", link="", lengths=lengths, curves=curves, share=1.0, link_bytes_per_s=link_bytes_per_s,
                      decode_rps_per_instance=decode_rps_per_instance, n_local=n_p + n_d)
     ts = r.t
-    held = [joint.at(site, [float(ts[i])], n_p, method)]
     for a, b in ((i - 1, i), (i, i + 1)):
         if a < 0 or b >= len(ts):
             continue
-        t = joint.balance([site], held, 0, n_prfaas, float(ts[a]), float(ts[b]), method)
-        if t is not None:
-            return t
+        lo = joint.at(site, [float(ts[a])], n_p, method)
+        hit = joint.balance([site], [lo], 0, n_prfaas, method, ends=(lo, joint.at(site, [float(ts[b])], n_p, method)))
+        if hit is not None:
+            return float(hit.t[0])
     return None
 
 
