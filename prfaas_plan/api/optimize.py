@@ -1,6 +1,6 @@
-"""Library API of `optimize`: the plan of a scenario, one PD site (``api.plan``) or a topology
-(``api.topology``), and with ``slo.ttft`` the plan under that bound (``api.slo``,
-``api.topology_systems.ttft_slo``). The one caller of both; neither calls back here."""
+"""Library API of `optimize`: the plan of a scenario under both methods (``api.headline.planned``:
+one PD site's ``api.plan`` or a topology's ``api.topology``), and with ``slo.ttft`` the plan under
+that bound (``api.slo``, ``api.topology_systems.ttft_slo``); neither planner calls back here."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from dataclasses import replace
 
 from prfaas_plan.api import plan_at as plan_at_
 from prfaas_plan.api import robust, slo, topology, topology_systems
+from prfaas_plan.api.headline import BOTH, planned
 from prfaas_plan.api.interval import lambda_interval
-from prfaas_plan.api.plan import Plan, plan
+from prfaas_plan.api.plan import Plan
 from prfaas_plan.specs.scenario import ScenarioSpec
 
 
@@ -35,12 +36,9 @@ def optimize(sc: ScenarioSpec, *, ttft_slo: bool = True, plan_at: str | None = N
 
 
 def _optimize(sc: ScenarioSpec, *, ttft_slo: bool) -> Plan | topology.TopologyPlan:
-    if sc.multi_site:
-        tp = topology.plan(sc)
-        if sc.ttft_slo_s is not None and ttft_slo:
-            tp = replace(tp, result=replace(tp.result, ttft_slo=topology_systems.ttft_slo(sc)))
-        return tp
-    p = plan(sc)
-    if sc.ttft_slo_s is not None and ttft_slo:
-        p = replace(p, result=replace(p.result, ttft_slo=slo.bounded(sc, p.timing, p.searches[sc.search.method])))
-    return p
+    p = planned(sc, BOTH)
+    if sc.ttft_slo_s is None or not ttft_slo:
+        return p
+    if isinstance(p, Plan):  # one PD site: the search over configurations under the bound (api.slo)
+        return replace(p, result=replace(p.result, ttft_slo=slo.bounded(sc, p.timing, p.searches[sc.search.method])))
+    return replace(p, result=replace(p.result, ttft_slo=topology_systems.ttft_slo(sc)))
