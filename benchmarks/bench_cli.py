@@ -137,7 +137,7 @@ def topology() -> None:
     models, _ = site_models(sc)
     space = search_space(sc)
     for n_sites in (2, 4, 8):
-        ms = [replace(models[i % 2], name=f"s{i}", link=f"p->s{i}", share=1 / n_sites) for i in range(n_sites)]
+        ms = [replace(models[i % 2], name=f"s{i}", link=f"p->s{i}", demand_share=1 / n_sites) for i in range(n_sites)]
         for method in (Method.PAPER, Method.EXACT):
             runs = []
             for _ in range(5):

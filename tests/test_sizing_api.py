@@ -79,7 +79,7 @@ def problem(lw: Laws, v: Variant, demand: float) -> Problem:
         c = columns(law, v.columns)
         frac = law.link_usable_fraction
         sites.append(Site(
-            share=law.share, p=law.p[c],
+            share=law.demand_share, p=law.p[c],
             t_short=np.stack([law.t_short_s[o.name][c] for o in v.local]),
             decode_rps=np.array([law.decode_rps[o.name] for o in v.local]),
             local_price=np.array([o.price_per_gpu_hour * o.instance.gpus for o in v.local]),
@@ -119,9 +119,9 @@ def check_plan(lw: Laws, v: Variant, demand: float, plan: SizedPlan) -> None:
         assert plan.prefill_hardware is None and plan.prfaas_utilization == 0.0
     gpus, links, egress, load = plan.n_prfaas * (pre.price_per_instance_hour if pre else 0.0), 0.0, 0.0, 0.0
     for law, s in zip(lw.sites, plan.sites, strict=True):
-        assert (s.site, s.share) == (law.name, law.share)
+        assert (s.site, s.demand_share) == (law.name, law.demand_share)
         assert MIN_SITE <= s.n_p + s.n_d <= v.max_local and s.n_d >= 1
-        assert math.isclose(s.demand_rps, demand * law.share, rel_tol=REL)
+        assert math.isclose(s.demand_rps, demand * law.demand_share, rel_tol=REL)
         cols = [c for c in columns(law, v.columns) if law.t[c] == s.threshold_tokens and law.p[c] == s.p_offload]
         assert cols  # the plan's threshold is one the variant may use
         col = int(cols[0])
@@ -133,13 +133,13 @@ def check_plan(lw: Laws, v: Variant, demand: float, plan: SizedPlan) -> None:
         usable = (tier.bandwidth_bytes_per_s * (tier.usable_fraction or law.link_usable_fraction)) if tier else 0.0
         kind = pre.name if pre else next(iter(law.t_long_s))
         b = stage_bounds(p=s.p_offload, t_long_s=law.t_long_s[kind][col], s_long_bytes=law.s_long_bytes[kind][col],
-                         t_short_s=law.t_short_s[o.name][col], n_p=s.n_p, n_d=s.n_d, share=law.share,
+                         t_short_s=law.t_short_s[o.name][col], n_p=s.n_p, n_d=s.n_d, demand_share=law.demand_share,
                          link_bytes_per_s=usable, decode_rps_per_instance=law.decode_rps[o.name])
         assert float(b.local) >= lam * SLACK
         if s.p_offload > 0:
             assert pre is not None  # what a site offloads needs a prefill service
             load += float(b.compute_load)
-            moved = demand * law.share * s.p_offload * law.s_long_bytes[pre.name][col]
+            moved = demand * law.demand_share * s.p_offload * law.s_long_bytes[pre.name][col]
             assert math.isclose(s.egress_bytes_per_s, moved, rel_tol=REL)
             assert math.isclose(s.egress_price_per_hour, moved * spec.egress_price_per_byte * 3600, rel_tol=REL)
         else:
@@ -163,7 +163,7 @@ def check_plan(lw: Laws, v: Variant, demand: float, plan: SizedPlan) -> None:
     assert math.isclose(c.egress_per_hour, egress, rel_tol=REL, abs_tol=0.0)
     assert math.isclose(c.gpus_per_hour + c.links_per_hour + c.egress_per_hour, c.per_hour, rel_tol=REL)
     assert math.isclose(c.per_million_requests, c.per_hour / (demand * 3600) * 1e6, rel_tol=REL)
-    out_tokens = sum(demand * law.share * law.output_tokens for law in lw.sites)
+    out_tokens = sum(demand * law.demand_share * law.output_tokens for law in lw.sites)
     assert math.isclose(c.per_million_output_tokens, c.per_hour / (out_tokens * 3600) * 1e6, rel_tol=REL)
 
 
@@ -200,7 +200,7 @@ def test_egress_and_usable_fraction_reach_the_laws():
     n0 = solve(base, api_size.variant(base, NAIVE, columns=OFFLOAD_ALL), 1.5)
     n1 = solve(eg, api_size.variant(eg, NAIVE, columns=OFFLOAD_ALL), 1.5)
     assert n0 is not None and n1 is not None and n0.cost.egress_per_hour == 0.0
-    moved = sum(1.5 * law.share * law.s_long_bytes[n1.prefill_hardware and f"8x{n1.prefill_hardware}"][
+    moved = sum(1.5 * law.demand_share * law.s_long_bytes[n1.prefill_hardware and f"8x{n1.prefill_hardware}"][
         law.all_column] for law in eg.sites)
     assert n1.cost.egress_per_hour == pytest.approx(moved * 0.02 / 1e9 * 3600, rel=1e-12) and moved > 0
     assert n1.cost.egress_per_hour > 0 and n1.cost.per_hour >= n0.cost.per_hour + n1.cost.egress_per_hour

@@ -105,7 +105,7 @@ def site_fleets(pb: Problem, s: Site, q: int | None) -> tuple[np.ndarray, np.nda
             link_price = float(s.tier_price[m]) if m >= 0 else 0.0
             b = stage_bounds(p=s.p[:, None], t_long_s=t_long[:, None], s_long_bytes=s_long[:, None],
                              t_short_s=s.t_short[j][:, None], n_p=n_p[None, :], n_d=n_d[None, :],
-                             share=s.share, link_bytes_per_s=cap, decode_rps_per_instance=float(s.decode_rps[j]))
+                             demand_share=s.share, link_bytes_per_s=cap, decode_rps_per_instance=float(s.decode_rps[j]))
             ok = (b.pd_prefill >= lam * SLACK) & (b.link >= lam * SLACK) & (b.decode >= lam * SLACK)
             if q is None:
                 ok &= (s.p == 0)[:, None]
@@ -158,7 +158,7 @@ def brute_force_literal(pb: Problem) -> float:
                 t_long = float(s.t_long[q, k]) if q is not None else 0.0
                 s_long = float(s.s_long[q, k]) if q is not None else 0.0
                 b = stage_bounds(p=p, t_long_s=t_long, s_long_bytes=s_long, t_short_s=float(s.t_short[j, k]),
-                                 n_p=n_p, n_d=n_d, share=s.share,
+                                 n_p=n_p, n_d=n_d, demand_share=s.share,
                                  link_bytes_per_s=float(s.tier_cap[m]) if m >= 0 else 0.0,
                                  decode_rps_per_instance=float(s.decode_rps[j]))
                 if min(float(b.pd_prefill), float(b.link), float(b.decode)) < lam * SLACK:
@@ -189,7 +189,7 @@ class KernelAnswer:
 
 
 def grid(pb: Problem, s: Site, q: int) -> ks.SiteGrid:
-    return ks.SiteGrid(share=s.share, p=s.p, t_long_s=s.t_long[q], s_long_bytes=s.s_long[q], t_short_s=s.t_short,
+    return ks.SiteGrid(demand_share=s.share, p=s.p, t_long_s=s.t_long[q], s_long_bytes=s.s_long[q], t_short_s=s.t_short,
                        decode_rps=s.decode_rps, instance_price=s.local_price, max_instances=pb.max_local,
                        tiers=ks.Tiers(usable_bytes_per_s=s.tier_cap, price_per_hour=s.tier_price),
                        egress_price_per_byte=pb.egress_per_byte)
@@ -222,7 +222,7 @@ def check_witness(pb: Problem, ans: KernelAnswer) -> None:
         p = float(s.p[k])
         assert (m >= 0) == (p > 0 and s.s_long[q, k] > 0)  # a link is bought iff something crosses it
         b = stage_bounds(p=p, t_long_s=float(s.t_long[q, k]), s_long_bytes=float(s.s_long[q, k]),
-                         t_short_s=float(s.t_short[j, k]), n_p=n_p, n_d=n_d, share=s.share,
+                         t_short_s=float(s.t_short[j, k]), n_p=n_p, n_d=n_d, demand_share=s.share,
                          link_bytes_per_s=float(s.tier_cap[m]) if m >= 0 else 0.0,
                          decode_rps_per_instance=float(s.decode_rps[j]))
         assert float(b.local) >= lam * SLACK

@@ -141,8 +141,8 @@ def test_joint_search_equals_brute_force_over_the_product_of_grids(two_regions, 
 def test_joint_plan_is_never_below_independent_planning(two_regions, share, gbps_a, gbps_b, n_a, n_b, n_prfaas,
                                                         method) -> None:
     _, models = two_regions
-    ms = [replace(models[0], share=share, link_bytes_per_s=gbps_a * 1.25e8, n_local=n_a),
-          replace(models[1], share=1 - share, link_bytes_per_s=gbps_b * 1.25e8, n_local=n_b)]
+    ms = [replace(models[0], demand_share=share, link_bytes_per_s=gbps_a * 1.25e8, n_local=n_a),
+          replace(models[1], demand_share=1 - share, link_bytes_per_s=gbps_b * 1.25e8, n_local=n_b)]
     thresholds = np.arange(128.0, 131072.0 + 1, 1024.0)
     _, best, ind, alone = api_topology.joint_plan(ms, thresholds, np.array([n_prfaas]), method)
     assert best.lambda_max_rps >= ind * (1 - 1e-12)
@@ -152,7 +152,7 @@ def test_joint_plan_is_never_below_independent_planning(two_regions, share, gbps
     assert load <= n_prfaas * (1 + 1e-9)
     for sp, m in zip(best.sites, ms, strict=True):
         assert sp.egress_bytes_per_s <= m.link_bytes_per_s * (1 + 1e-9)
-        assert sp.lambda_rps == pytest.approx(m.share * best.lambda_max_rps)
+        assert sp.lambda_rps == pytest.approx(m.demand_share * best.lambda_max_rps)
 
 
 def test_two_regions_json_keys_and_baselines() -> None:

@@ -41,12 +41,12 @@ def topologies(draw):
 
 
 def _lam(models, t) -> float:
-    ms = [replace(models[0], share=t["share"], link_bytes_per_s=t["gbps"][0] * 1.25e8, n_local=t["n"][0]),
-          replace(models[1], share=1 - t["share"], link_bytes_per_s=t["gbps"][1] * 1.25e8, n_local=t["n"][1])]
+    ms = [replace(models[0], demand_share=t["share"], link_bytes_per_s=t["gbps"][0] * 1.25e8, n_local=t["n"][0]),
+          replace(models[1], demand_share=1 - t["share"], link_bytes_per_s=t["gbps"][1] * 1.25e8, n_local=t["n"][1])]
     _, best, _, _ = joint_plan(ms, THRESHOLDS, np.array([t["n_prfaas"]]), t["method"])
     for sp, m in zip(best.sites, ms, strict=True):  # feasible at its Lambda, shares of the total
         assert sp.egress_bytes_per_s <= m.link_bytes_per_s * (1 + 1e-9)
-        assert sp.lambda_rps == pytest.approx(m.share * best.lambda_max_rps, rel=1e-12)
+        assert sp.lambda_rps == pytest.approx(m.demand_share * best.lambda_max_rps, rel=1e-12)
     assert best.prfaas_utilization <= 1 + 1e-9
     return best.lambda_max_rps
 

@@ -159,7 +159,7 @@ def _site_capacity(cap: Any, sp: Any) -> tuple[float, str]:
     are unstable (`latency` flags every site of a topology then)."""
     compute = cap.lambda_max_rps / cap.prfaas_utilization if cap.prfaas_utilization > 0 else None
     named = [(joint.PREFILL, sp.theta_pd_p_rps), (joint.LINK, sp.theta_link_rps), (joint.DECODE, sp.theta_pd_d_rps),
-             (joint.COMPUTE, compute * sp.share if compute is not None and sp.p_offload > 0 else None)]
+             (joint.COMPUTE, compute * sp.demand_share if compute is not None and sp.p_offload > 0 else None)]
     kind, value = min(((k, v) for k, v in named if v is not None), key=lambda kv: kv[1])
     return value, kind
 

@@ -86,7 +86,7 @@ def laws(fs: FleetSpec) -> list[tuple[str, float, SiteModel, np.ndarray]]:
 
 
 def entries(sh: Shape, laws_: list, method: Method, ts: list[np.ndarray] | None = None) -> list[core.Entry]:
-    return [core.Entry(model=name, site=sh.fleet.sites.index(sm.name), weight=w * sm.share,
+    return [core.Entry(model=name, site=sh.fleet.sites.index(sm.name), weight=w * sm.demand_share,
                        routing=routing(sm.lengths, sm.curves, grid if ts is None else ts[k], method),
                        decode_rps_per_instance=sm.decode_rps_per_instance)
             for k, (name, w, sm, grid) in enumerate(laws_)]
@@ -160,7 +160,7 @@ def separate_caps(sh: Shape, where: list[tuple[int, float]]) -> list[core.Caps]:
 
 def placement(sh: Shape, laws_: list) -> list[tuple[int, float]]:
     """Each entry's site index and weight (its model's share x its share of the model)."""
-    return [(sh.fleet.sites.index(sm.name), w * sm.share) for _, w, sm, _ in laws_]
+    return [(sh.fleet.sites.index(sm.name), w * sm.demand_share) for _, w, sm, _ in laws_]
 
 
 def held(sh: Shape, laws_: list, p: FleetPoint, method: Method) -> tuple[list[core.Entry], list[core.Choice]]:

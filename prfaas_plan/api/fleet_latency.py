@@ -49,7 +49,8 @@ def system_latency(system: FleetSystem, scs: list[ScenarioSpec], rate_rps: float
     return FleetTiming(
         capacity_rps=system.capacity_rps, capacity_binding=system.capacity_binding, rate_rps=rate_rps,
         entries=entries, models={e.site: sc.model.name for sc, e in zip(scs, system.entries, strict=True)},
-        shares={e.site: e.demand_share for e in system.entries}, links_of={e.site: e.link for e in system.entries},
+        demand_shares={e.site: e.demand_share for e in system.entries},
+        links_of={e.site: e.link for e in system.entries},
         pools={label: (n, entries[label].utilization.get(PRFAAS_STAGE, 0.0)) for label, n in instances.items()},
         links=dict(links), ttft_mean_s=mean, ttft_p50_s=q[0.5], ttft_p90_s=q[0.9], ttft_p99_s=q[0.99])
 

@@ -116,7 +116,7 @@ def entries_by_site(fs: FleetSpec, spec: SizingSpec) -> dict[str, list[_Entry]]:
         lw = laws(m.scenario, spec)
         for law in lw.sites:
             by_site.setdefault(law.name, []).append(_Entry(model=m.name, law=law, laws=lw,
-                                                           rate_share=m.demand_share * law.share))
+                                                           rate_share=m.demand_share * law.demand_share))
     return by_site
 
 

@@ -226,7 +226,8 @@ def system_latency(sc: ScenarioSpec, system: TopologySystem, rate_rps: float, *,
     util = pool.utilization if pool else sum(t.utilization.get("prfaas prefill", 0.0) for t in per.values())
     return TopologyTiming(capacity_rps=system.capacity_rps, capacity_binding=system.capacity_binding,
                           rate_rps=rate_rps, prfaas_utilization=util,
-                          n_prfaas=system.n_prfaas, sites=per, shares={s.site: s.demand_share for s in system.sites},
+                          n_prfaas=system.n_prfaas, sites=per,
+                          demand_shares={s.site: s.demand_share for s in system.sites},
                           ttft_mean_s=mean, ttft_p50_s=q[0.5], ttft_p90_s=q[0.9], ttft_p99_s=q[0.99])
 
 

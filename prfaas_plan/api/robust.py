@@ -169,8 +169,9 @@ def lambdas(sc: ScenarioSpec, models: list[SiteModel], cands: list[Any], n_prfaa
             return np.broadcast_to(np.asarray(a), (k,))
 
         st = stage_bounds(p=rows(c.p), t_long_s=rows(c.t_long_s), s_long_bytes=rows(c.s_long_bytes),
-                          t_short_s=rows(c.t_short_s), n_p=rows(c.n_p), n_d=rows(md.n_local - c.n_p), share=md.share,
-                          link_bytes_per_s=usable, decode_rps_per_instance=md.decode_rps_per_instance)  # type: ignore[arg-type]
+                          t_short_s=rows(c.t_short_s), n_p=rows(c.n_p), n_d=rows(md.n_local - c.n_p),
+                          demand_share=md.demand_share, link_bytes_per_s=usable,
+                          decode_rps_per_instance=md.decode_rps_per_instance)  # type: ignore[arg-type]
         lam = np.minimum(lam, st.local)
         load += float(st.compute_load[0])
     return np.minimum(lam, compute_bound(n_prfaas, load))

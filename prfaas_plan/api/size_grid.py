@@ -38,7 +38,7 @@ class SiteLaws:
 
     name: str
     link: str
-    share: float
+    demand_share: float
     output_tokens: float
     link_usable_fraction: float
     link_spec: LinkSpec  # the scenario's link: its fraction, share cap and stream limits apply to every tier
@@ -118,7 +118,7 @@ def laws(sc: ScenarioSpec, spec: SizingSpec) -> Laws:
         dec = {name: _decode(si, s.cluster.instance, o.instance) for name, o in kinds.items()}
         p = np.where(np.arange(len(t)) == len(t) - 1, 0.0, p)  # t = the longest: nothing above it
         sites.append(SiteLaws(
-            name=s.name, link=lk.name, share=s.demand_share, output_tokens=w.output_tokens,
+            name=s.name, link=lk.name, demand_share=s.demand_share, output_tokens=w.output_tokens,
             link_usable_fraction=lk.link.usable_fraction, link_spec=lk.link, t=t, p=p, t_long_s=long_t,
             s_long_bytes=long_s,
             t_short_s=short, decode_rps={k: v[0] for k, v in dec.items()},

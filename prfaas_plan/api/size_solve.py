@@ -56,7 +56,7 @@ def site_grid(laws: Laws, law: SiteLaws, v: Variant, pre: Option | None, cols: n
     tiers = [laws.spec.tiers[m] for m in v.tiers]
     zero = np.zeros(len(cols))
     return ks.SiteGrid(
-        share=law.share, p=law.p[cols],
+        demand_share=law.demand_share, p=law.p[cols],
         t_long_s=law.t_long_s[pre.name][cols] if pre else zero,
         s_long_bytes=law.s_long_bytes[pre.name][cols] if pre else zero,
         t_short_s=np.stack([law.t_short_s[o.name][cols] for o in v.local]),
@@ -132,7 +132,7 @@ def plan_of(laws: Laws, kind: str, demand: float, pre: Option | None, n_prfaas: 
     links = egress = out_tokens = 0.0
     for law, pk in zip(laws.sites, picks, strict=True):
         o, col, n_p, n_d = pk.local, pk.column, pk.n_p, pk.n_d
-        p, rate = float(law.p[col]), demand * law.share
+        p, rate = float(law.p[col]), demand * law.demand_share
         tier = spec.tiers[pk.tier] if pk.tier is not None else None
         usable = usable_at_tier(law, tier) if tier else None
         carried = rate * p * float(law.s_long_bytes[pre.name][col]) if p > 0 and pre else 0.0
@@ -147,7 +147,7 @@ def plan_of(laws: Laws, kind: str, demand: float, pre: Option | None, n_prfaas: 
         egress += pk.egress_price
         out_tokens += rate * law.output_tokens
         sites.append(SizedSite(
-            site=law.name, link=law.link, share=law.share, demand_rps=rate, hardware=o.instance.gpu.name,
+            site=law.name, link=law.link, demand_share=law.demand_share, demand_rps=rate, hardware=o.instance.gpu.name,
             gpus_per_instance=o.instance.gpus, price_per_gpu_hour=o.price_per_gpu_hour,
             threshold_tokens=float(law.t[col]), p_offload=p, n_p=n_p, n_d=n_d,
             decode_source=law.decode_source[o.name], link_tier=pk.tier,

@@ -183,9 +183,9 @@ class _Search:
             pre = self.v.prefill[pi].name if pi >= 0 else o.name
             usable = usable_at_tier(law, self.laws.spec.tiers[m]) if m is not None else si.link.usable_bytes_per_s
             curves = Curves(t_prfaas=self.timer[pre], t_local=self.timer[o.name], s_kv=self.s_kv[pre])  # type: ignore
-            models.append(SiteModel(name=law.name, link=law.link, lengths=si.workload.lengths, share=law.share,
-                                    curves=curves, link_bytes_per_s=usable, n_local=n_p + n_d,
-                                    decode_rps_per_instance=law.decode_rps[o.name]))
+            models.append(SiteModel(name=law.name, link=law.link, lengths=si.workload.lengths,
+                                    demand_share=law.demand_share, curves=curves, link_bytes_per_s=usable,
+                                    n_local=n_p + n_d, decode_rps_per_instance=law.decode_rps[o.name]))
             if (i, pre, o.name, s.col) not in self.cands:
                 self.cands[(i, pre, o.name, s.col)] = joint.at(models[-1], float(law.t[s.col]), 0, Method.EXACT)
             cands.append(replace(self.cands[(i, pre, o.name, s.col)], n_p=np.array([n_p], dtype=np.int64)))
@@ -199,7 +199,7 @@ class _Search:
                 capacity_rps=0.0, capacity_binding=""))
         cap = joint.point(models, cands, [0] * len(models), n)
         bind = cap.stage
-        configs = [replace(c, capacity_rps=cap.lambda_max_rps * law.share, capacity_binding=bind)
+        configs = [replace(c, capacity_rps=cap.lambda_max_rps * law.demand_share, capacity_binding=bind)
                    for c, law in zip(configs, self.laws.sites, strict=True)]
         return topology_system(self.sc, PRFAAS, n, configs, cap.lambda_max_rps, bind)
 

@@ -67,7 +67,7 @@ def topology_systems(sc: ScenarioSpec, *, which: tuple[str, ...] = (PRFAAS, HOMO
         cap = joint.point(models, [joint.at(m, sp.threshold_tokens, sp.n_p, Method.EXACT)
                                    for m, sp in zip(models, plan.sites, strict=True)], [0] * len(models), n)
         configs = [site_config(sc, i, timings[i], name=PRFAAS, threshold=sp.threshold_tokens, n_prfaas=n, n_p=sp.n_p,
-                           n_d=sp.n_d, capacity=cap.lambda_max_rps * sp.share, binding=cap.stage)
+                           n_d=sp.n_d, capacity=cap.lambda_max_rps * sp.demand_share, binding=cap.stage)
                    for i, sp in enumerate(cap.sites)]
         out[PRFAAS] = topology_system(sc, PRFAAS, n, configs, cap.lambda_max_rps, cap.stage)
     clusters = _homogeneous_clusters(sc)

@@ -179,7 +179,7 @@ class Fleet:
         binding = cap.stage
         configs = [site_config(self.sc, i, self.timings[i], name=PRFAAS, threshold=self.cands[i][k],
                            n_prfaas=self.n_prfaas, n_p=self.n_p[i], n_d=self.n_d[i],
-                           capacity=cap.lambda_max_rps * sp.share, binding=binding)
+                           capacity=cap.lambda_max_rps * sp.demand_share, binding=binding)
                    for i, (k, sp) in enumerate(zip(choice, cap.sites, strict=True))]
         return topology_system(self.sc, PRFAAS, self.n_prfaas, configs, cap.lambda_max_rps, binding)
 
@@ -229,7 +229,7 @@ def statistic(t: Any, stat: str) -> float | None:
 
 def objective(t: TopologyTiming, stat: str) -> float | None:
     """The demand-weighted mean of the sites' statistics (one site: its own); None if unstable."""
-    values = [(t.shares[name], statistic(s, stat)) for name, s in t.sites.items()]
+    values = [(t.demand_shares[name], statistic(s, stat)) for name, s in t.sites.items()]
     if not t.stable or any(v is None for _, v in values):
         return None
     return float(sum(w * v for w, v in values if v is not None)) if len(values) > 1 else values[0][1]

@@ -61,7 +61,7 @@ def site_models(sc: ScenarioSpec) -> tuple[list[SiteModel], list[Timing]]:
         t = timing(site_scenario(sc, i))
         assert s.workload is not None
         models.append(SiteModel(name=s.name, link=lk.name, lengths=s.workload.lengths, curves=t.curves,
-                                share=s.demand_share, link_bytes_per_s=lk.link.usable_bytes_per_s,
+                                demand_share=s.demand_share, link_bytes_per_s=lk.link.usable_bytes_per_s,
                                 decode_rps_per_instance=t.decode_rps_per_instance, n_local=s.cluster.instances))
         timings.append(t)
     return models, timings
@@ -104,8 +104,8 @@ def at_rates(models: Sequence[SiteModel], p: joint.TopologyPoint, rates: Sequenc
 def _alone(m: SiteModel, i: int, n_prfaas: float, thresholds: np.ndarray, method: Method,
            rates: RateAt | None) -> joint.TopologyPoint:
     def solve(r: tuple[float, ...]) -> joint.TopologyPoint:
-        return joint.search([replace(m, decode_rps_per_instance=r[0])], thresholds, np.array([m.share * n_prfaas]),
-                            method=method).best
+        return joint.search([replace(m, decode_rps_per_instance=r[0])], thresholds,
+                            np.array([m.demand_share * n_prfaas]), method=method).best
 
     if rates is None:
         return solve((m.decode_rps_per_instance,))
@@ -212,7 +212,8 @@ def _one_method(sc: ScenarioSpec, models: list[SiteModel], timings: Sequence[Tim
                             naive_vs_homogeneous=naive_p.lambda_max_rps / h if h > 0 else None,
                             prfaas_vs_homogeneous_equal_cost=equal_cost)
     independent_plan = Independent(lambda_max_rps=ind_lam, cost=_priced(price, ind_lam),
-                                   n_prfaas_per_site={md.name: md.share * n for md in models}, alone=tuple(alone))
+                                   n_prfaas_per_site={md.name: md.demand_share * n for md in models},
+                                   alone=tuple(alone))
     return TopologyMethodPlan(
         method=str(m), best=best, cost=_priced(price, lam), homogeneous=hom, independent=independent_plan,
         naive=naive_p, naive_cost=_priced(_price(sc, naive_p.n_prfaas), naive_p.lambda_max_rps), ratios=ratios,

@@ -125,14 +125,14 @@ def point(sites: Sequence[SiteModel], cands: Sequence[Candidates], chosen: Seque
     out = []
     for s, c, st in zip(sites, one, stages, strict=True):
         p = float(c.p[0])
-        rate = s.share * lam
+        rate = s.demand_share * lam
         egress = rate * p * float(c.s_long_bytes[0]) if p > 0 else 0.0
         out.append(SitePoint(
-            site=s.name, link=s.link, share=s.share, threshold_tokens=float(c.t[0]), n_p=int(c.n_p[0]),
+            site=s.name, link=s.link, demand_share=s.demand_share, threshold_tokens=float(c.t[0]), n_p=int(c.n_p[0]),
             n_d=s.n_local - int(c.n_p[0]), p_offload=p, lambda_rps=rate,
-            theta_pd_p_rps=float(st.pd_prefill[0]) * s.share if p < 1 else None,
-            theta_link_rps=float(st.link[0]) * s.share if p > 0 else None,
-            theta_pd_d_rps=float(st.decode[0]) * s.share, egress_bytes_per_s=egress,
+            theta_pd_p_rps=float(st.pd_prefill[0]) * s.demand_share if p < 1 else None,
+            theta_link_rps=float(st.link[0]) * s.demand_share if p > 0 else None,
+            theta_pd_d_rps=float(st.decode[0]) * s.demand_share, egress_bytes_per_s=egress,
             link_utilization=egress / s.link_bytes_per_s, prfaas_seconds_per_s=lam * float(st.compute_load[0])))
     return TopologyPoint(n_prfaas=n_prfaas, lambda_max_rps=lam, sites=tuple(out),
                          prfaas_utilization=lam * load / n_prfaas if n_prfaas > 0 else 0.0,

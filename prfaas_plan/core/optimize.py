@@ -165,8 +165,9 @@ def _refine(lengths: LengthDistribution, curves: Curves, method: Method, r: Rout
             n_p: int, n_d: int, link_bytes_per_s: float, decode_rps_per_instance: float) -> float | None:
     """t of the Eq. 7 crossing in a grid cell next to index i, or None if there is none: the joint
     search's balance (``core.joint.balance``) at the one site."""
-    site = SiteModel(name="", link="", lengths=lengths, curves=curves, share=1.0, link_bytes_per_s=link_bytes_per_s,
-                     decode_rps_per_instance=decode_rps_per_instance, n_local=n_p + n_d)
+    site = SiteModel(name="", link="", lengths=lengths, curves=curves, demand_share=1.0,
+                     link_bytes_per_s=link_bytes_per_s, decode_rps_per_instance=decode_rps_per_instance,
+                     n_local=n_p + n_d)
     ts = r.t
     for a, b in ((i - 1, i), (i, i + 1)):
         if a < 0 or b >= len(ts):

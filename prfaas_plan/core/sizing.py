@@ -76,7 +76,7 @@ class SiteGrid:
     """One PD site's service laws over its thresholds (axis K) for each local kind (axis J), under
     one prefill kind: what the kernel sizes."""
 
-    share: float  # s_i
+    demand_share: float  # s_i
     p: NDArray[np.float64]  # (K,) P(L > t)
     t_long_s: NDArray[np.float64]  # (K,) per offloaded request on one prefill-service instance
     s_long_bytes: NDArray[np.float64]  # (K,) per offloaded request over the link
@@ -104,7 +104,7 @@ class SiteSizes:
 def site_sizes(g: SiteGrid, lam: float, demand_rps: float) -> SiteSizes:
     """The cheapest site fleet at each (local kind, t) for total target ``lam`` (D / h); egress is
     charged at the demand itself."""
-    rate = lam * g.share
+    rate = lam * g.demand_share
     p = g.p[None, :]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         n_p = np.where(p >= 1, 0.0, np.maximum(need(rate * (1 - p) * g.t_short_s), 1.0))
@@ -115,13 +115,13 @@ def site_sizes(g: SiteGrid, lam: float, demand_rps: float) -> SiteSizes:
     # the products are kept above 0 where p > 0 (p = 5e-324 would underflow them to "no need")
     with np.errstate(over="ignore"):  # a demand beyond a float's reach carries inf bytes/s: no tier, infeasible
         carried = np.where(g.p > 0, np.maximum(rate * g.p * g.s_long_bytes, _TINY), 0.0)  # bytes/s at Lambda
-        egress = (np.where(g.p > 0, demand_rps * g.share * g.p * g.s_long_bytes, 0.0) * g.egress_price_per_byte
+        egress = (np.where(g.p > 0, demand_rps * g.demand_share * g.p * g.s_long_bytes, 0.0) * g.egress_price_per_byte
                   * units.HOUR) if g.egress_price_per_byte else np.zeros_like(g.p)  # not inf x 0
     tier, link_price = g.tiers.cheapest(carried)
     n = n_p + n_d
     feasible = (n <= g.max_instances) & np.isfinite(link_price)[None, :] & np.isfinite(n_d)
     cost = np.where(feasible, n * g.instance_price[:, None] + link_price[None, :] + egress[None, :], np.inf)
-    load = np.broadcast_to(np.where(g.p > 0, np.maximum(g.share * g.p * g.t_long_s, _TINY), 0.0)[None, :],
+    load = np.broadcast_to(np.where(g.p > 0, np.maximum(g.demand_share * g.p * g.t_long_s, _TINY), 0.0)[None, :],
                            cost.shape)
     shape = cost.shape
     return SiteSizes(n_p=np.broadcast_to(n_p, shape), n_d=np.broadcast_to(n_d, shape),

@@ -56,7 +56,7 @@ class SiteModel:
     link: str  # the link's name, FROM->TO
     lengths: LengthDistribution
     curves: Curves  # t_prfaas: the shared service's instances; t_local: the site's own
-    share: float  # s_i, of the total arrival rate
+    demand_share: float  # s_i, of the total arrival rate
     link_bytes_per_s: float  # B_out,i usable
     decode_rps_per_instance: float  # BS_max / (T_decode L_out) on the site's instances
     n_local: int
@@ -99,7 +99,7 @@ class SiteStages:
 
 
 def stage_bounds(*, p: ArrayLike, t_long_s: ArrayLike, s_long_bytes: ArrayLike, t_short_s: ArrayLike,
-                 n_p: ArrayLike, n_d: ArrayLike, share: float, link_bytes_per_s: float,
+                 n_p: ArrayLike, n_d: ArrayLike, demand_share: float, link_bytes_per_s: float,
                  decode_rps_per_instance: float) -> SiteStages:
     """The kernel: every stage bound of one site for whatever candidates the arguments broadcast
     to (flat candidate arrays, or a grid: t on one axis, splits on another)."""
@@ -107,18 +107,18 @@ def stage_bounds(*, p: ArrayLike, t_long_s: ArrayLike, s_long_bytes: ArrayLike, 
     n_p, n_d = np.asarray(n_p, dtype=np.float64), np.asarray(n_d, dtype=np.float64)
     shape = np.broadcast_shapes(p.shape, t_long.shape, s_long.shape, t_short.shape, n_p.shape, n_d.shape)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        pd_p = _share(np.broadcast_to(n_p / t_short / share, shape), np.broadcast_to(1.0 - p, shape))
-        link = _share(np.broadcast_to(link_bytes_per_s / s_long / share, shape), np.broadcast_to(p, shape))
-        load = np.broadcast_to(np.where(p > 0, share * p * t_long, 0.0), shape)  # no mean above the top: p = 0
-    decode = np.broadcast_to(n_d * decode_rps_per_instance / share, shape)
+        pd_p = _share(np.broadcast_to(n_p / t_short / demand_share, shape), np.broadcast_to(1.0 - p, shape))
+        link = _share(np.broadcast_to(link_bytes_per_s / s_long / demand_share, shape), np.broadcast_to(p, shape))
+        load = np.broadcast_to(np.where(p > 0, demand_share * p * t_long, 0.0), shape)  # no mean above the top: p = 0
+    decode = np.broadcast_to(n_d * decode_rps_per_instance / demand_share, shape)
     return SiteStages(pd_prefill=pd_p, link=link, decode=np.minimum(decode, UNBOUNDED), compute_load=load)
 
 
 def site_stages(site: SiteModel, c: Candidates) -> SiteStages:
     """``stage_bounds`` at a site's flat candidates."""
     return stage_bounds(p=c.p, t_long_s=c.t_long_s, s_long_bytes=c.s_long_bytes, t_short_s=c.t_short_s, n_p=c.n_p,
-                        n_d=site.n_local - c.n_p, share=site.share, link_bytes_per_s=site.link_bytes_per_s,
-                        decode_rps_per_instance=site.decode_rps_per_instance)
+                        n_d=site.n_local - c.n_p, demand_share=site.demand_share,
+                        link_bytes_per_s=site.link_bytes_per_s, decode_rps_per_instance=site.decode_rps_per_instance)
 
 
 def compute_bounds(n_prfaas: ArrayLike, load: ArrayLike) -> NDArray[np.float64]:

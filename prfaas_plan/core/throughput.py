@@ -123,7 +123,7 @@ def bounds(r: Routing, *, n_prfaas: ArrayLike, n_p: ArrayLike, n_d: ArrayLike, l
     p, t_long, s_long, t_short = (np.asarray(a).reshape(lead) for a in (r.p, r.t_long_s, r.s_long_bytes,
                                                                          r.t_short_s))
     # the topology kernel with one site of share 1 (core.stages)
-    st = stage_bounds(p=p, t_long_s=t_long, s_long_bytes=s_long, t_short_s=t_short, n_p=n_p, n_d=n_d, share=1.0,
+    st = stage_bounds(p=p, t_long_s=t_long, s_long_bytes=s_long, t_short_s=t_short, n_p=n_p, n_d=n_d, demand_share=1.0,
                       link_bytes_per_s=link_bytes_per_s, decode_rps_per_instance=decode_rps_per_instance)
     compute = compute_bounds(np.asarray(n_prfaas, dtype=np.float64), st.compute_load)
     shape = np.broadcast_shapes(compute.shape, st.pd_prefill.shape)

@@ -18,7 +18,7 @@ def fleet_timing_json(t: FleetTiming) -> dict[str, Any]:
             **{k: getattr(t, k) for k in TTFT_KEYS},
             "pools": {label: {"n_prfaas": n, "utilization": u} for label, (n, u) in t.pools.items()},
             "links": {name: {"utilization": u} for name, u in t.links.items()},
-            "entries": {label: {"model": t.models[label], "demand_share": t.shares[label],
+            "entries": {label: {"model": t.models[label], "demand_share": t.demand_shares[label],
                                 "link": t.links_of[label]} | system_json(e) for label, e in t.entries.items()}}
 
 

@@ -60,7 +60,8 @@ def trace_check_json(c: TraceCheck) -> dict[str, Any]:
 def topology_timing_json(t: TopologyTiming) -> dict[str, Any]:
     return {"capacity_rps": t.capacity_rps, "capacity_binding": t.capacity_binding, "rate_rps": t.rate_rps,
             "load": t.load, "stable": t.stable, "prfaas_utilization": t.prfaas_utilization, "n_prfaas": t.n_prfaas,
-            "sites": {name: system_json(s) | {"demand_share": t.shares[name]} for name, s in t.sites.items()}} | {
+            "sites": {name: system_json(s) | {"demand_share": t.demand_shares[name]}
+                      for name, s in t.sites.items()}} | {
         k: getattr(t, k) for k in TTFT_KEYS}
 
 

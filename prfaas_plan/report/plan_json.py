@@ -66,7 +66,7 @@ def sites_json(prefill_site: str, p: TopologyPoint) -> dict[str, Any]:
                                           "utilization": p.prfaas_utilization}}
     for sp in p.sites:
         out[sp.site] = {"role": "pd", "threshold_tokens": sp.threshold_tokens, "n_p": sp.n_p, "n_d": sp.n_d,
-                        "p_offload": sp.p_offload, "lambda_rps": sp.lambda_rps, "demand_share": sp.share,
+                        "p_offload": sp.p_offload, "lambda_rps": sp.lambda_rps, "demand_share": sp.demand_share,
                         "theta_pd_p_rps": sp.theta_pd_p_rps, "theta_pd_d_rps": sp.theta_pd_d_rps,
                         "prfaas_instances_busy": sp.prfaas_seconds_per_s}
     return out

@@ -15,7 +15,7 @@ def _gbps(x: float | None) -> float | None:
 def _site(s: SizedSite) -> dict[str, Any]:
     return {"hardware": s.hardware, "gpus_per_instance": s.gpus_per_instance, "instances": s.n_p + s.n_d,
             "n_p": s.n_p, "n_d": s.n_d, "gpus": s.gpus, "price_per_gpu_hour": s.price_per_gpu_hour,
-            "demand_share": s.share, "demand_rps": s.demand_rps, "threshold_tokens": s.threshold_tokens,
+            "demand_share": s.demand_share, "demand_rps": s.demand_rps, "threshold_tokens": s.threshold_tokens,
             "p_offload": s.p_offload, "decode_source": s.decode_source,
             "link": {"name": s.link, "tier": s.link_tier, "bandwidth_gbps": _gbps(s.link_bandwidth_bytes_per_s),
                      "usable_gbps": _gbps(s.link_usable_bytes_per_s), "price_per_hour": s.link_price_per_hour},

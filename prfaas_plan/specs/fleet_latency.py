@@ -21,7 +21,7 @@ class FleetTiming:
     rate_rps: float
     entries: Mapping[str, SystemTiming]
     models: Mapping[str, str]  # entry label -> its model's name in the scenario
-    shares: Mapping[str, float]  # entry label -> its share of the total rate
+    demand_shares: Mapping[str, float]  # entry label -> its share of the total rate
     links_of: Mapping[str, str]  # entry label -> its link
     pools: Mapping[str, tuple[int, float]]  # entry label -> (instances, utilisation)
     links: Mapping[str, float]  # link -> utilisation

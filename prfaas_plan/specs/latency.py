@@ -90,7 +90,7 @@ class TopologyTiming:
     prfaas_utilization: float
     n_prfaas: int
     sites: Mapping[str, SystemTiming]
-    shares: Mapping[str, float]
+    demand_shares: Mapping[str, float]  # PD site -> its share of the total rate
     ttft_mean_s: float | None
     ttft_p50_s: float | None
     ttft_p90_s: float | None

@@ -174,7 +174,7 @@ class SitePoint:
 
     site: str
     link: str
-    share: float
+    demand_share: float
     threshold_tokens: float
     n_p: int
     n_d: int
@@ -218,7 +218,7 @@ def site_point(r: PlanResult, op: OperatingPoint) -> TopologyPoint:
     busy = op.lambda_max_rps * op.p_offload / op.theta_prfaas_compute_rps if op.theta_prfaas_compute_rps else 0.0
     link = op.theta_prfaas_link_rps
     assert op.threshold_tokens is not None
-    site = SitePoint(site=r.pd_site, link=r.link, share=1.0, threshold_tokens=op.threshold_tokens, n_p=op.n_p,
+    site = SitePoint(site=r.pd_site, link=r.link, demand_share=1.0, threshold_tokens=op.threshold_tokens, n_p=op.n_p,
                      n_d=op.n_d, p_offload=op.p_offload, lambda_rps=op.lambda_max_rps, theta_pd_p_rps=op.theta_pd_p_rps,
                      theta_link_rps=None if link is None or not op.p_offload else link / op.p_offload,
                      theta_pd_d_rps=op.theta_pd_d_rps, egress_bytes_per_s=op.egress_bytes_per_s,

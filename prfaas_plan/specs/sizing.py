@@ -78,7 +78,7 @@ class SizedSite:
 
     site: str
     link: str
-    share: float
+    demand_share: float
     demand_rps: float
     hardware: str
     gpus_per_instance: int
