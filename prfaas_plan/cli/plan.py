@@ -105,7 +105,7 @@ def sweep(
     """
     from prfaas_plan.api import sweep as api_sweep
     from prfaas_plan.cli.progress import Bar
-    from prfaas_plan.report import views_plan, views_topology
+    from prfaas_plan.report import views_sweep
 
     with Bar() as tick:
         result = api_sweep.sweep(scenario, catalog_from(catalog), overrides=set_ or [], method=method_choice(method),
@@ -115,5 +115,4 @@ def sweep(
 
         sweep_figure(result, plot)
         typer.echo(f"wrote {plot}", err=True)
-    # a topology: each site's threshold and split
-    (views_topology.emit_topology_sweep if len(result.sites) > 1 else views_plan.emit_sweep)(fmt, result)
+    views_sweep.emit_sweep(fmt, result)

@@ -10,7 +10,16 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from prfaas_plan.report import views, views_degrade, views_latency, views_plan, views_sim, views_size, views_topology
+from prfaas_plan.report import (
+    views,
+    views_degrade,
+    views_latency,
+    views_plan,
+    views_sim,
+    views_size,
+    views_sweep,
+    views_topology,
+)
 from prfaas_plan.report.glossary import GLOSSARY
 from prfaas_plan.report.html_blocks import Numbered, Section
 from prfaas_plan.report.html_decision import as_block, decision
@@ -97,7 +106,7 @@ def _plan(d: ReportData, fig: Numbered) -> Section:
             s.h3("Link sweep")
             s.note(f"`sweep --set {sw.setting}`: the link bandwidth from 1/100 to 4x the scenario's, "
                    f"{len(sw.result.points)} log-spaced points, every other input held.")
-            s.add(collect(views_plan.emit_sweep, sw.result))
+            s.add(collect(views_sweep.emit_sweep, sw.result))
             _sweep_figure(fig, s, sw)
     return s
 
@@ -161,7 +170,7 @@ def _topology(d: ReportData, fig: Numbered) -> Section:
         s.h3(f"Link {sw.link}")
         s.note(f"`sweep --set {sw.setting}`: 1/100 to 4x the link's bandwidth, {len(sw.result.points)} log-spaced "
                "points.")
-        s.add(collect(views_topology.emit_topology_sweep, sw.result))
+        s.add(collect(views_sweep.emit_sweep, sw.result))
         _sweep_figure(fig, s, sw)
     return s
 

@@ -8,12 +8,10 @@ from typing import Any
 from prfaas_plan import units
 from prfaas_plan.report.plan_json import plan_csv_rows, plan_json, prfaas_limited_by
 from prfaas_plan.report.render import BIG, emit, num, table
-from prfaas_plan.report.sweep_json import sweep_csv_rows, sweep_json
 from prfaas_plan.specs.decode import DecodeDetail
 from prfaas_plan.specs.results import LambdaInterval, MethodPlan, OperatingPoint, PlanResult
 from prfaas_plan.specs.robust import RateLevel, Robustness
 from prfaas_plan.specs.slo import SloPlan
-from prfaas_plan.specs.sweep import SweepResult
 
 
 def _tok(x: float | None) -> str:
@@ -268,25 +266,3 @@ def _plan_tables(r: PlanResult) -> list[Any]:
     lines = [staging_line(r.decode), interval_line(r.interval),
              planned_rate_line(r.planned_rate, m.best.lambda_max_rps)]
     return out + [x for x in lines if x]
-
-
-def emit_sweep(fmt: str, s: SweepResult) -> None:
-    """`sweep` of one PD site: t, split, Lambda_max, gain and the link's load at each value."""
-
-    def tables():
-        rows = []
-        for pt in s.points:
-            if pt.plan is None:
-                rows.append([pt.value_text, "infeasible", "", "", "", "", pt.reason])
-                continue
-            p = pt.plan.point
-            (one,) = p.sites
-            rows.append([pt.value_text, t_text(one.threshold_tokens), f"{p.n_prfaas}/{one.n_p}/{one.n_d}",
-                         fixed(p.lambda_max_rps, 3), x_text(pt.plan.ratios.prfaas_vs_homogeneous),
-                         f"{fixed(units.bytes_per_s_to_gbps(one.egress_bytes_per_s), 2)} "
-                         f"({(one.link_utilization or 0) * 100:.0f}%)", tight_text(p.binding, p.tight)])
-        return [table(f"Sweep of {s.key} ({s.scale} steps)",
-                      [s.key, "t tokens", "prfaas/p/d", "Lambda req/s", "vs homog.", "egress Gbps (link %)",
-                       "bound by"], rows)]
-
-    emit(fmt, sweep_json(s), rows=sweep_csv_rows(s), tables=tables)

@@ -6,7 +6,6 @@ from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.render import SYSTEM_NAMES, emit, num, pct, table
-from prfaas_plan.report.sweep_json import sweep_csv_rows, sweep_json
 from prfaas_plan.report.topology_json import topology_csv_rows, topology_json
 from prfaas_plan.report.views_plan import (
     fixed,
@@ -21,7 +20,6 @@ from prfaas_plan.report.views_plan import (
 )
 from prfaas_plan.specs.results import TopologyMethodPlan, TopologyPlanResult, TopologyPoint
 from prfaas_plan.specs.slo import TopologySloPlan
-from prfaas_plan.specs.sweep import SweepResult
 
 
 def emit_topology(fmt: str, r: TopologyPlanResult) -> None:
@@ -118,24 +116,3 @@ def _tables(r: TopologyPlanResult) -> list[Any]:
         lines.append(interval_line(r.interval) or f"Lambda_max P10-P90: {interval_words(r.interval)}")
     lines.append(planned_rate_line(r.planned_rate, r.head.best.lambda_max_rps))
     return out + [ln for ln in lines if ln]
-
-
-def emit_topology_sweep(fmt: str, s: SweepResult) -> None:
-    """`sweep` of a topology: each site's t and split, the total Lambda_max and the gain over
-    independent planning at each value."""
-
-    def tables():
-        rows = []
-        for pt in s.points:
-            if pt.plan is None:
-                rows.append([pt.value_text, "infeasible", "", "", pt.reason])
-                continue
-            p = pt.plan.point
-            split = ", ".join(f"{t_text(sp.threshold_tokens)} {sp.n_p}/{sp.n_d}" for sp in p.sites)
-            rows.append([pt.value_text, split, fixed(p.lambda_max_rps, 3), x_text(pt.plan.ratios.prfaas_vs_independent),
-                         p.binding])
-        return [table(f"Sweep of {s.key} ({s.scale} steps)",
-                      [s.key, f"t tokens, N_p/N_d per site ({', '.join(s.sites)})", "Lambda req/s", "vs independent",
-                       "bound by"], rows)]
-
-    emit(fmt, sweep_json(s), rows=sweep_csv_rows(s), tables=tables)
