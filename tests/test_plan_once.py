@@ -67,3 +67,16 @@ def test_nothing_is_kept_outside_a_command():
         with context.planning(fresh=True) as inner:
             assert inner is not ctx and api_plan.timing(sc) is not None and inner.built == {"timing": 1}
     assert context.current() is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("args", "plan", "timings"), [
+    (("latency", "--load", "0.7"), "plan", 2), (("latency", "two-regions", "--load", "0.7"), "topology plan", 4),
+    (("simulate", "--load", "0.7", "--requests", "500"), "plan", 2),
+    (("simulate", "two-regions", "--load", "0.7", "--requests", "500"), "topology plan", 4)],
+    ids=["latency", "latency-two-regions", "simulate", "simulate-two-regions"])
+def test_latency_and_simulate_plan_once(args: tuple[str, ...], plan: str, timings: int):
+    """latency and simulate (one path for every topology, api.latency and api.sim) search the plan
+    once and time each PD site's fleet and homogeneous baseline once."""
+    calls, _ = counted(*args)
+    assert calls == Counter({"timing": timings, plan: 1})
