@@ -396,6 +396,30 @@ def test_report_of_a_fleet(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "--plan-at" in res.stderr
 
 
+@pytest.mark.slow
+def test_report_of_a_fleet_says_why_it_has_no_sizing(tmp_path: Path) -> None:
+    """Without a sizing: section, or with one no fleet meets, the page's sizing section says why
+    (as one model's report does) rather than vanishing or failing the page."""
+    import yaml
+
+    from prfaas_plan.api.fleet_report import NO_SIZING
+
+    base = yaml.safe_load((Path(__file__).parent.parent / "prfaas_plan" / "catalog" / "scenarios" /
+                           "three-models.yaml").read_text())
+    dropped = {k: v for k, v in base.items() if k != "sizing"}
+    unfit = base | {"sizing": base["sizing"] | {"local": base["sizing"]["local"] | {"max_instances": 2}}}
+    for name, doc, want in (("dropped", dropped, NO_SIZING),
+                            ("unfit", unfit, "is left out: no plan meets the constraints: local needs 10 instances")):
+        path, out = tmp_path / f"{name}.yaml", tmp_path / f"{name}.html"
+        path.write_text(yaml.safe_dump(doc))
+        res = CliRunner().invoke(app, ["report", str(path), "-o", str(out)])
+        assert res.exit_code == 0, res.output
+        html = out.read_text()
+        body = html[html.index('<section id="sizing"'):]
+        body = body[:body.index("</section>")]
+        assert "<table" not in body and want.replace("`", "") in body.replace("<code>", "").replace("</code>", ""), body
+
+
 def test_size_a_fleet_under_ttft_slos() -> None:
     """With a TTFT SLO the fleet is sized with less headroom until every model meets it; `latency`
     on what it bought (the scenario with those instances and that link, at the demand) gives the

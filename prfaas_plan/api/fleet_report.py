@@ -6,8 +6,11 @@ from __future__ import annotations
 from prfaas_plan import __version__
 from prfaas_plan.api.fleet import plan
 from prfaas_plan.api.fleet_degrade import degrade
+from prfaas_plan.errors import InfeasibleError, SpecError
 from prfaas_plan.specs.fleet import FleetSpec
 
+NO_SIZING = ("The cheapest fleet (`prfaas-plan size`) is left out: the scenario has no sizing: section (the demand, "
+             "headroom, candidate instances and link tiers it weighs; see scenarios/three-models.yaml).")
 LATENCY_LOAD = 0.8  # `latency --load 0.8`: the rate `simulate` runs at by default, so the two compare
 
 
@@ -15,11 +18,15 @@ def report(fs: FleetSpec, *, simulate: bool, command: str) -> str:
     from prfaas_plan.report.html_fleet import render_fleet
 
     r = plan(fs)
-    z = None
+    z, why = None, NO_SIZING
     if fs.models[0].scenario.sizing is not None:
         from prfaas_plan.api.fleet_size import size
+        from prfaas_plan.api.report import left_out
 
-        z = size(fs)
+        try:
+            z = size(fs)
+        except (SpecError, InfeasibleError) as exc:  # the page says why, as one model's report does
+            why = left_out("The cheapest fleet (`prfaas-plan size`)", exc, ())
     g = degrade(fs, (0.5, 0.1, 0.0))
     from prfaas_plan.api.fleet_latency import latency
 
@@ -29,4 +36,4 @@ def report(fs: FleetSpec, *, simulate: bool, command: str) -> str:
         from prfaas_plan.api.fleet_sim import simulate as run
 
         sim = run(fs)
-    return render_fleet(r, z, g, sim, lat, version=__version__, command=command)
+    return render_fleet(r, z, g, sim, lat, version=__version__, command=command, sizing_note=why)

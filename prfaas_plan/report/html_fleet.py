@@ -62,7 +62,9 @@ def _section(sid: str, title: str, intro: str, items: list) -> Section:
 
 
 def render_fleet(r: FleetPlanResult, z: FleetSizingResult | None, g: FleetDegradeResult,
-                 sim: FleetSimulateRun | None, lat: FleetLatencyResult, *, version: str, command: str) -> str:
+                 sim: FleetSimulateRun | None, lat: FleetLatencyResult, *, version: str, command: str,
+                 sizing_note: str = "") -> str:
+    """The page; ``sizing_note``: why the sizing section holds no fleet (``z`` None)."""
     from prfaas_plan.report.views_fleet import emit_fleet, emit_fleet_sim
     from prfaas_plan.report.views_fleet_degrade import emit_fleet_degrade
     from prfaas_plan.report.views_fleet_latency import emit_fleet_latency
@@ -81,6 +83,9 @@ def render_fleet(r: FleetPlanResult, z: FleetSizingResult | None, g: FleetDegrad
     if z is not None:
         sections.append(_section("sizing", "What to buy (size)", "The cheapest fleet for the scenario's demand.",
                                  collect(emit_fleet_size, z)))
+    else:
+        sections.append(Section("sizing", "What to buy (size)"))
+        sections[-1].note(sizing_note)
     sections.append(_section("robustness", "When the link misbehaves (degrade)", "Each link at half, a tenth and "
                              "none of its bandwidth.", collect(emit_fleet_degrade, g)))
     gl = Section("glossary", "Glossary")
