@@ -342,6 +342,19 @@ def test_a_catalog_file_that_does_not_read_says_why(tmp_path):
     assert line.startswith(f"error: {bad}: line ") and "invalid YAML" in line
 
 
+@pytest.mark.parametrize(("field", "value"), [("bf16_dense_tflops", "inf"), ("hbm_tb_per_s", ".nan"),
+                                            ("price_per_gpu_hour", "-.inf")])
+def test_a_datasheet_number_that_is_not_finite_is_refused(tmp_path, field, value):
+    """A GPU YAML with inf or NaN for a number (which every prefill time would carry as NaN) is refused
+    naming its file and field; the fuzz suite found "inf" read as a float."""
+    (tmp_path / "hardware").mkdir()
+    raw = yaml.safe_load((PACKAGED_CATALOG / "hardware" / "A100-80GB.yaml").read_text())
+    path = tmp_path / "hardware" / "Odd-GPU.yaml"
+    path.write_text(yaml.safe_dump(raw | {"name": "Odd-GPU"}).replace(f"{field}: {raw[field]}", f"{field}: {value}"))
+    line = error_line("kv-rate", "MiniMax-M2.5", "--hardware", "Odd-GPU", "--catalog", str(tmp_path))
+    assert line.startswith(f"error: {path}: {field}: ") and "finite" in line, line
+
+
 def test_the_console_script_gives_one_line_for_a_usage_error(tmp_path):
     import subprocess
     import sys

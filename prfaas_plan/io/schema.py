@@ -46,7 +46,8 @@ def _takes(annotation: object, kind: type) -> bool:
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+    # a number in an input file is finite: "inf" or ".nan" in a datasheet would reach every time as NaN
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True, allow_inf_nan=False)
 
     @model_validator(mode="before")
     @classmethod
