@@ -16,7 +16,7 @@ from collections import defaultdict
 from dataclasses import replace
 
 from prfaas_plan.api.fleet_sim import fleet_systems
-from prfaas_plan.api.latency import SitePaths, link_load, paths_of, resolve_rate, timing_of
+from prfaas_plan.api.latency import PRFAAS_STAGE, SitePaths, link_load, paths_of, resolve_rate, timing_of
 from prfaas_plan.core import latency as lat
 from prfaas_plan.errors import SpecError
 from prfaas_plan.specs.fleet import FleetSpec, FleetSystem
@@ -24,8 +24,6 @@ from prfaas_plan.specs.fleet_latency import FleetLatencyResult, FleetTiming
 from prfaas_plan.specs.latency import SystemTiming
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.topology import SiteSystem
-
-PRFAAS_STAGE = "prfaas prefill"
 
 
 def system_latency(system: FleetSystem, scs: list[ScenarioSpec], rate_rps: float, *, nodes: int = 2000

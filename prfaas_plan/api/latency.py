@@ -40,8 +40,9 @@ def resolve_rate(configs: dict[str, SystemConfig], rate_rps: float | None, load:
     return rate_rps, rate_rps / smallest
 
 
+PRFAAS_STAGE = "prfaas prefill"  # the prefill service's stage, as core.latency names a path's pool
 # the stage named in the latency output for each binding constraint of Eq. 6
-_STAGE_OF = {"prfaas-compute": "prfaas prefill", "link": "link", "pd-prefill": "local prefill", "decode": "decode"}
+_STAGE_OF = {"prfaas-compute": PRFAAS_STAGE, "link": "link", "pd-prefill": "local prefill", "decode": "decode"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -223,7 +224,7 @@ def system_latency(sc: ScenarioSpec, system: TopologySystem, rate_rps: float, *,
     stable = all(t.stable for t in per.values())
     mean = sum(s.demand_share * (per[s.site].ttft_mean_s or 0.0) for s in system.sites) if stable else None
     q = {q: lat.mixture_quantile(q, laws) if stable else None for q in lat.QUANTILES}
-    util = pool.utilization if pool else sum(t.utilization.get("prfaas prefill", 0.0) for t in per.values())
+    util = pool.utilization if pool else sum(t.utilization.get(PRFAAS_STAGE, 0.0) for t in per.values())
     return TopologyTiming(capacity_rps=system.capacity_rps, capacity_binding=system.capacity_binding,
                           rate_rps=rate_rps, prfaas_utilization=util,
                           n_prfaas=system.n_prfaas, sites=per,

@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from prfaas_plan import units
-
-
-def _f(x: Any) -> float | None:
-    x = float(x)
-    return x if math.isfinite(x) else None
+from prfaas_plan.report.render import finite
 
 
 def down_s(s: Any) -> float:
@@ -33,12 +28,12 @@ def replay_json(r: Any) -> dict[str, Any]:
         out["policies"][run.policy] = _scalars(run) | {
             "timeline": {"window_s": tl.window_s, "start_s": [float(x) for x in tl.starts_s],
                          "arrived": [int(x) for x in tl.arrived],
-                         "ttft_p90_s": [_f(x) for x in tl.ttft_p90_s],
-                         "slo_attainment": None if tl.attainment is None else [_f(x) for x in tl.attainment],
-                         "link_utilization": [_f(x) for x in tl.link_utilization],
+                         "ttft_p90_s": [finite(float(x)) for x in tl.ttft_p90_s],
+                         "slo_attainment": None if tl.attainment is None else [finite(float(x)) for x in tl.attainment],
+                         "link_utilization": [finite(float(x)) for x in tl.link_utilization],
                          "capacity_gbps": [units.bytes_per_s_to_gbps(float(x)) for x in tl.capacity_bytes_per_s],
-                         "threshold_tokens": [_f(x) for x in tl.threshold_tokens],
-                         "offloaded": [_f(x) for x in tl.offloaded]}}
+                         "threshold_tokens": [finite(float(x)) for x in tl.threshold_tokens],
+                         "offloaded": [finite(float(x)) for x in tl.offloaded]}}
     return out
 
 
