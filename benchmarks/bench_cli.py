@@ -87,7 +87,7 @@ def main() -> None:
                 print(f"  optimize {name}: {t / base:.2f}x the floor, target {TARGET:.0f}x: "
                       f"{'met' if t / base <= TARGET else 'missed'}")
 
-    from prfaas_plan.api.plan import search_space, timing
+    from prfaas_plan.api.laws import search_space, timing
     from prfaas_plan.core.optimize import search
     from prfaas_plan.core.throughput import Method
     from prfaas_plan.io.load import Catalog
@@ -126,7 +126,7 @@ def topology() -> None:
 
     import numpy as np
 
-    from prfaas_plan.api.plan import search_space
+    from prfaas_plan.api.laws import search_space
     from prfaas_plan.api.topology import site_models
     from prfaas_plan.core import joint
     from prfaas_plan.core.throughput import Method

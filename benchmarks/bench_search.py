@@ -1,6 +1,6 @@
 """The throughput search's time and memory at ~0.1M, 1M and 7M candidates (prints figures; not a test).
 
-The case study's curves and lengths (``load_scenario``, ``api.plan.timing``, ``search_space`` as in
+The case study's curves and lengths (``load_scenario``, ``api.laws.timing``, ``search_space`` as in
 bench_cli.py), its 7 splits, with more thresholds over its range and N_prfaas = 1..K. Each size
 runs in a fresh subprocess, once with ``core.optimize.search`` ("after") and once with the
 whole-grid algorithm it replaced ("before", the oracle kept in tests/core/test_search_memory.py),
@@ -41,7 +41,7 @@ def child(n_t: int, n_k: int, impl: str) -> None:
     import numpy as np
 
     sys.path.insert(0, str(ROOT))
-    from prfaas_plan.api.plan import search_space, timing
+    from prfaas_plan.api.laws import search_space, timing
     from prfaas_plan.core import optimize
     from prfaas_plan.core.optimize import Space, grid_bounds, search
     from prfaas_plan.core.throughput import Method, routing

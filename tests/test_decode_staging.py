@@ -18,7 +18,9 @@ from typer.testing import CliRunner
 
 from prfaas_plan.api import staging
 from prfaas_plan.api import topology as api_topology
-from prfaas_plan.api.plan import homogeneous, plan, search_space, timing
+from prfaas_plan.api.grid import homogeneous
+from prfaas_plan.api.laws import search_space, timing
+from prfaas_plan.api.plan import plan
 from prfaas_plan.cli import app
 from prfaas_plan.core.decode import decode_capacity, decode_staging, staging_time
 from prfaas_plan.core.optimize import search
@@ -102,9 +104,9 @@ def test_staging_never_raises_lambda(overrides):
     unstaged_rate = timing(sc).decode_rps_per_instance
     for m, mp in p.result.methods.items():
         assert mp.best.lambda_max_rps <= _unstaged(sc, Method(m)).lambda_max_rps * (1 + 1e-12)
-        assert decode_json(mp.decode)["rps_per_instance"] <= unstaged_rate
-        if mp.naive is not None:  # every request staged: naive heterogeneous at its own rate
-            assert mp.naive.point.theta_pd_d_rps <= sc.local.instances * unstaged_rate * (1 + 1e-12)
+        assert decode_json(mp.decode["local"])["rps_per_instance"] <= unstaged_rate
+        if mp.grid.naive is not None:  # every request staged: naive heterogeneous at its own rate
+            assert mp.grid.naive.point.theta_pd_d_rps <= sc.local.instances * unstaged_rate * (1 + 1e-12)
 
 
 def test_no_offload_no_staging():
@@ -127,7 +129,7 @@ def test_fixed_point_rate_is_r_d_at_the_plans_own_threshold(bandwidth):
     p = plan(sc)
     t = timing(sc)
     for m, mp in p.result.methods.items():
-        b, d = mp.best, decode_json(mp.decode)
+        b, d = mp.grid.best, decode_json(mp.decode["local"])
         pp, tau = _tau(sc, t, b.threshold_tokens, Method(m))
         hold = d["t_decode_s"] * L_OUT
         w = _weight(sc, t, b.threshold_tokens, Method(m))
@@ -140,12 +142,12 @@ def test_fixed_point_rate_is_r_d_at_the_plans_own_threshold(bandwidth):
         assert d["bs_max_lost"] == pytest.approx(d["bs_max_unstaged"] - d["bs_max"], abs=1e-12) and d["bs_max_lost"] > 0
         assert 2 <= d["staging_rounds"] <= staging.ROUNDS
         assert d["staged_requests_per_instance"] == pytest.approx(b.lambda_max_rps * pp * tau / b.n_d, rel=1e-9)
-    assert p.timing.decode_rps_per_instance == pytest.approx(p.result.decode.rps_per_instance, rel=1e-12)
+    assert p.staged().decode_rps_per_instance == pytest.approx(p.result.site.decode.rps_per_instance, rel=1e-12)
 
 
 def test_fixed_point_per_site_of_a_topology():
     sc = _sc(*TIGHT, name="two-regions")
-    tp = api_topology.plan(sc, methods=("paper",))
+    tp = plan(sc, methods=("paper",))
     m = tp.result.head
     for i, (sp, info) in enumerate(zip(m.best.sites, tp.result.sites, strict=True)):
         d = decode_json(info.decode)
@@ -176,7 +178,7 @@ def test_pinned_decode_keeps_lambda_and_reports_staged_requests():
     p = plan(sc)
     t = timing(sc)
     for m, mp in p.result.methods.items():
-        b, d = mp.best, decode_json(mp.decode)
+        b, d = mp.grid.best, decode_json(mp.decode["local"])
         assert b.lambda_max_rps == _unstaged(sc, Method(m)).lambda_max_rps
         pp, tau = _tau(sc, t, b.threshold_tokens, Method(m))
         assert tau == pytest.approx(float(routing(sc.workload.lengths, t.curves, [b.threshold_tokens], Method(m))
@@ -187,10 +189,10 @@ def test_pinned_decode_keeps_lambda_and_reports_staged_requests():
         # internal-1t's 1 TB of weights do not fit 8xH20 in the decode model: no headroom to compare with
         assert d["bs_memory"] == 0 and d["memory_headroom"] is None and d["staging_exceeds_headroom"] is None
     # MiniMax-M2.5 pinned at BS_max 20: the model's memory allows 63, so 43 slots to spare
-    d = decode_json(plan(_sc("model=MiniMax-M2.5", "link.bandwidth=5Gbps")).result.decode)
+    d = decode_json(plan(_sc("model=MiniMax-M2.5", "link.bandwidth=5Gbps")).result.site.decode)
     assert (d["bs_memory"], d["memory_headroom"], d["staging_exceeds_headroom"]) == (63, 43, False)
     # pinned at its memory limit, the staged requests pass the headroom: said so
-    d = decode_json(plan(_sc("model=MiniMax-M2.5", "decode.bs_max=63", "link.bandwidth=5Gbps")).result.decode)
+    d = decode_json(plan(_sc("model=MiniMax-M2.5", "decode.bs_max=63", "link.bandwidth=5Gbps")).result.site.decode)
     assert d["memory_headroom"] == 0 and d["staged_requests_per_instance"] > 0 and d["staging_exceeds_headroom"]
 
 
@@ -199,7 +201,7 @@ def test_minimax_slow_link_loses_more_bs_max():
     for bw in ("5Gbps", "100Gbps"):
         sc = _sc(*TIGHT, f"link.bandwidth={bw}")
         r = plan(sc).result
-        d = decode_json(r.decode)
+        d = decode_json(r.site.decode)
         assert d["bs_max_unstaged"] == 21 and d["staging_binds"]
         lost[bw] = d["bs_max_lost"]
         lam[bw] = (_unstaged(sc, Method.PAPER).lambda_max_rps, r.head.best.lambda_max_rps)
@@ -209,7 +211,7 @@ def test_minimax_slow_link_loses_more_bs_max():
     assert lam["5Gbps"] == pytest.approx((2.4124, 2.1861), abs=1e-4)  # -9.4%: decode binds with staging
     assert lam["100Gbps"] == pytest.approx((3.6186, 3.4871), abs=1e-4)  # -3.6%
     # with memory to spare (memory_fraction 0.9: bs_memory 63 > bs_slo 38) nothing is lost, even on 5 Gbps
-    d = decode_json(plan(_sc(*MINIMAX, "link.bandwidth=5Gbps")).result.decode)
+    d = decode_json(plan(_sc(*MINIMAX, "link.bandwidth=5Gbps")).result.site.decode)
     assert d["bs_max_lost"] == 0.0 and d["bs_max"] == 38 and d["staged_requests_per_instance"] == pytest.approx(0.5)
 
 

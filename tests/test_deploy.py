@@ -17,7 +17,6 @@ from prfaas_plan.api.optimize import optimize
 from prfaas_plan.cli import app
 from prfaas_plan.io.load import Catalog
 from prfaas_plan.io.scenario import load_scenario
-from prfaas_plan.specs.results import OperatingPoint
 from tests.conftest import ROOT
 from tests.deploy_check import problems
 
@@ -32,8 +31,6 @@ def invoke(*args: str):
 def best(ref: str) -> tuple[float, dict[str, tuple[float | None, int, int]], int]:
     """Lambda_max, each site's (t, N_p, N_d) and N_prfaas of `optimize`'s headline plan."""
     b = optimize(load_scenario(ref, Catalog.default()), ttft_slo=False).result.head.best
-    if isinstance(b, OperatingPoint):
-        return b.lambda_max_rps, {"local": (b.threshold_tokens, b.n_p, b.n_d)}, b.n_prfaas
     return b.lambda_max_rps, {s.site: (s.threshold_tokens, s.n_p, s.n_d) for s in b.sites}, round(b.n_prfaas)
 
 

@@ -22,7 +22,7 @@ def case():
 def test_split_panel_is_the_bounds_at_the_best_threshold(case):
     """(a): one split at a time through core.throughput.bounds, against the figure's arrays."""
     p, f = case
-    sc, t, best = p.scenario, p.timing, plan_json(p.result)["best"]
+    sc, t, best = p.scenario, p.staged(), plan_json(p.result)["best"]
     r = routing(sc.workload.lengths, t.curves, [best["threshold_tokens"]], Method(sc.search.method))
     total = sc.local.instances
     assert isinstance(f, Figure5) and f.local_instances == total == 8
@@ -44,7 +44,7 @@ def test_threshold_panel_is_the_bounds_at_the_best_split(case):
     """(b): the search's thresholds that split the traffic (0 < p < 1), the two prefill bounds at
     the best split, and the decode bound."""
     p, f = case
-    sc, t, best = p.scenario, p.timing, plan_json(p.result)["best"]
+    sc, t, best = p.scenario, p.staged(), plan_json(p.result)["best"]
     r = p.searches[sc.search.method].routing
     b = bounds(r, n_prfaas=best["n_prfaas"], n_p=best["n_p"], n_d=best["n_d"],
                link_bytes_per_s=sc.link.usable_bytes_per_s, decode_rps_per_instance=t.decode_rps_per_instance)

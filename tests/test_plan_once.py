@@ -10,9 +10,8 @@ from unittest import mock
 import pytest
 from typer.testing import CliRunner
 
-from prfaas_plan.api import context
+from prfaas_plan.api import context, laws
 from prfaas_plan.api import plan as api_plan
-from prfaas_plan.api import topology as api_topology
 from prfaas_plan.cli import app
 
 runner = CliRunner()
@@ -28,9 +27,8 @@ def counted(*args: str) -> tuple[Counter, dict]:
             return fn(*a, **k)
         return inner
 
-    with mock.patch.object(api_plan, "_timing", wrap("timing", api_plan._timing)), \
-            mock.patch.object(api_plan, "_plan", wrap("plan", api_plan._plan)), \
-            mock.patch.object(api_topology, "_plan", wrap("topology plan", api_topology._plan)):
+    with mock.patch.object(laws, "_timing", wrap("timing", laws._timing)), \
+            mock.patch.object(api_plan, "_plan", wrap("plan", api_plan._plan)):
         res = runner.invoke(app, [*args, "--format", "json"])
     assert res.exit_code == 0, res.output
     return calls, json.loads(res.stdout)
@@ -51,7 +49,7 @@ def test_two_regions_times_each_site_once():
     """two-regions with a TTFT SLO: per PD site its fleet and its homogeneous baseline (4; 14
     before), and one joint plan (2 before)."""
     calls, _ = counted("optimize", "two-regions", "--set", "slo.ttft=10s")
-    assert calls == Counter({"timing": 4, "topology plan": 1})
+    assert calls == Counter({"timing": 4, "plan": 1})
 
 
 def test_nothing_is_kept_outside_a_command():
@@ -61,19 +59,19 @@ def test_nothing_is_kept_outside_a_command():
 
     sc = load_scenario(None, Catalog.default())
     assert context.current() is None
-    assert api_plan.timing(sc) is not api_plan.timing(sc)
+    assert laws.timing(sc) is not laws.timing(sc)
     with context.planning() as ctx:
-        assert api_plan.timing(sc) is api_plan.timing(sc) and ctx.built == {"timing": 1}
+        assert laws.timing(sc) is laws.timing(sc) and ctx.built == {"timing": 1}
         with context.planning(fresh=True) as inner:
-            assert inner is not ctx and api_plan.timing(sc) is not None and inner.built == {"timing": 1}
+            assert inner is not ctx and laws.timing(sc) is not None and inner.built == {"timing": 1}
     assert context.current() is None
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("args", "plan", "timings"), [
-    (("latency", "--load", "0.7"), "plan", 2), (("latency", "two-regions", "--load", "0.7"), "topology plan", 4),
+    (("latency", "--load", "0.7"), "plan", 2), (("latency", "two-regions", "--load", "0.7"), "plan", 4),
     (("simulate", "--load", "0.7", "--requests", "500"), "plan", 2),
-    (("simulate", "two-regions", "--load", "0.7", "--requests", "500"), "topology plan", 4)],
+    (("simulate", "two-regions", "--load", "0.7", "--requests", "500"), "plan", 4)],
     ids=["latency", "latency-two-regions", "simulate", "simulate-two-regions"])
 def test_latency_and_simulate_plan_once(args: tuple[str, ...], plan: str, timings: int):
     """latency and simulate (one path for every topology, api.latency and api.sim) search the plan

@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from prfaas_plan.api import size as api_size
-from prfaas_plan.api.plan import timing
+from prfaas_plan.api.laws import timing
 from prfaas_plan.api.size_grid import Laws, SiteLaws, laws
 from prfaas_plan.api.size_solve import ALL, HOMOGENEOUS, NAIVE, NONE, OFFLOAD_ALL, Variant, solve
 from prfaas_plan.core.stages import compute_bound, stage_bounds

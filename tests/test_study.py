@@ -24,7 +24,6 @@ from prfaas_plan.io.load import Catalog
 from prfaas_plan.io.scenario import load_scenario
 from prfaas_plan.io.study import load_study
 from prfaas_plan.report.plan_json import plan_json
-from prfaas_plan.report.topology_json import topology_json
 from prfaas_plan.specs.study import sample_cells
 
 runner = CliRunner()
@@ -367,12 +366,10 @@ def test_a_topology_row_names_its_busiest_link_and_each_site(tmp_path):
     study = _write(tmp_path, "scenario: two-regions\naxes:\n  links[0].bandwidth: [10Gbps, 100Gbps]\n")
     out = tmp_path / "r.parquet"
     assert runner.invoke(app, ["study", str(study), "-o", str(out)]).exit_code == 0
-    from prfaas_plan.api import topology
-
     for r in _rows(out):
         bw = r["links[0].bandwidth"]
         sc = load_scenario("two-regions", Catalog.default(), overrides=[f"links[0].bandwidth={bw}"])
-        b = topology_json(topology.plan(sc, methods=(sc.search.method,)).result)["best"]
+        b = plan_json(plan(sc, methods=(sc.search.method,)).result)["best"]
         assert r["lambda_max_rps"] == b["lambda_max_rps"]
         assert r["link_utilization"] == max(lk["utilization"] for lk in b["links"].values())
         assert r["splits"].startswith("region-a t=") and "; region-b t=" in r["splits"]

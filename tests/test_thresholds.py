@@ -77,7 +77,7 @@ def test_at_load_one_and_above_the_entry_is_optimizes_plan(table, request):
         for entries in _cells(t, load):
             sc = _at(ref, entries)
             best = optimize(sc, ttft_slo=False).result.head.best
-            sites = best.sites if sc.multi_site else [best]
+            sites = best.sites
             assert round(best.n_prfaas) == entries[0].n_prfaas
             for e, b in zip(entries, sites, strict=True):
                 assert (e.threshold_tokens, e.n_p, e.n_d) == (b.threshold_tokens, b.n_p, b.n_d)

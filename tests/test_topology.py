@@ -315,7 +315,7 @@ def test_the_joint_search_on_one_site_is_the_one_site_search(over: list[str], me
     1e-12. Where the optimum is a kink of two stages (the case study's prefill balance, a link) both
     end on the same balance (core.joint.balance: Eq. 7's crossing) and t agrees within 1e-12;
     where decode alone binds, every t of a range is optimal and the two may pick different ones."""
-    from prfaas_plan.api.plan import search_space, timing
+    from prfaas_plan.api.laws import search_space, timing
     from prfaas_plan.core.optimize import search
 
     sc = load_scenario(None, CATALOG, overrides=over)

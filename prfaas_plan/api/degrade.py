@@ -10,7 +10,7 @@ bandwidth (100% as the reference, then the levels asked for; 0 is the link down)
 - ``replanned``: `optimize` at that bandwidth, on the spec patched as ``--set link.bandwidth=...``
   (``links[i].bandwidth`` for a topology) builds it, so the numbers are `optimize`'s. With the
   link down the site prefills every request locally (t = its longest length, p = 0) at the best
-  split of its own instances (``api.plan.homogeneous_splits`` on its cluster); the other sites keep
+  split of its own instances (``api.grid.homogeneous_splits`` on its cluster); the other sites keep
   their links and the whole prefill service, jointly optimised among themselves. That site uses
   none of the shared compute, so the joint plan with it forced to p = 0 is exactly
   min(C_down / s_i, the others' joint plan): the two are found apart and evaluated together.
@@ -35,9 +35,10 @@ from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.api import topology
+from prfaas_plan.api.grid import homogeneous_splits
 from prfaas_plan.api.headline import headline
 from prfaas_plan.api.latency import site_paths, system_latency
-from prfaas_plan.api.plan import homogeneous_splits, search_space, timing
+from prfaas_plan.api.laws import search_space, timing
 from prfaas_plan.api.systems import PRFAAS, site_config
 from prfaas_plan.api.topology import site_models, site_scenario
 from prfaas_plan.core import joint
@@ -127,7 +128,7 @@ def local_only(sc: ScenarioSpec, i: int, method: Method, instances: int | None =
     if instances is not None:
         cluster = replace(cluster, instances=instances)
     _, splits = homogeneous_splits(site_scenario(sc, i), cluster, method)
-    return max(splits, key=lambda op: op.lambda_max_rps)  # the first best, as api.plan.homogeneous
+    return max(splits, key=lambda op: op.lambda_max_rps)  # the first best, as api.grid.homogeneous
 
 
 def down(sc: ScenarioSpec, i: int, models: list[Any], method: Method) -> tuple[Replanned, OperatingPoint]:
@@ -218,7 +219,7 @@ def extra_instances(sc: ScenarioSpec, i: int, method: Method, rate_rps: float) -
 
     Every request prefilled locally (t = the longest length), N instances serve
     min(N_p a, (N - N_p) b), a and b one instance's prefill and decode rates: the splits of
-    ``api.plan.homogeneous_splits``, of which only those next to the crossing N_p = N b / (a + b)
+    ``api.grid.homogeneous_splits``, of which only those next to the crossing N_p = N b / (a + b)
     are weighed (the bound rises in N_p, decode falls). The best is at most N ab / (a + b) and at
     least that less max(a, b), which brackets N; a bisection over the bracket finds the smallest
     (the best split never serves less as N grows)."""

@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from prfaas_plan import __version__
+from prfaas_plan.api.laws import stack_names
 from prfaas_plan.api.optimize import optimize
-from prfaas_plan.api.plan import stack_names
 from prfaas_plan.deploy import dynamo, engines, llmd
 from prfaas_plan.deploy.model import TARGETS, Deployment, Generated, Pool, SiteDeployment
 from prfaas_plan.errors import SpecError
-from prfaas_plan.specs.results import OperatingPoint, PlanResult, TopologyPlanResult
+from prfaas_plan.specs.results import PlanResult
 from prfaas_plan.specs.scenario import ScenarioSpec
 
 MIN_OFFLOAD = 1e-3  # a plan offloading less is homogeneous PD with an idle prefill service
@@ -30,16 +30,12 @@ def _pool(cluster: Any, instances: int) -> Pool:
     return Pool(hardware=cluster.instance.gpu.name, gpus=cluster.instance.gpus, instances=instances)
 
 
-def _sites(sc: ScenarioSpec, result: PlanResult | TopologyPlanResult) -> tuple[int, tuple[SiteDeployment, ...]]:
+def _sites(sc: ScenarioSpec, result: PlanResult) -> tuple[int, tuple[SiteDeployment, ...]]:
     """N_prfaas and each site as the headline method's best plan sets them."""
     topo = sc.topology
     best = result.head.best
-    if isinstance(best, OperatingPoint):
-        points = {topo.sites[0].name: (best.threshold_tokens, best.n_p, best.n_d, best.p_offload)}
-        n_prfaas = best.n_prfaas
-    else:
-        points = {sp.site: (sp.threshold_tokens, sp.n_p, sp.n_d, sp.p_offload) for sp in best.sites}
-        n_prfaas = round(best.n_prfaas)
+    points = {sp.site: (sp.threshold_tokens, sp.n_p, sp.n_d, sp.p_offload) for sp in best.sites}
+    n_prfaas = round(best.n_prfaas)
     sites = []
     for s, lk in zip(topo.sites, topo.links, strict=True):
         t, n_p, n_d, p = points[s.name]

@@ -23,7 +23,7 @@ from prfaas_plan.errors import SpecError
 from prfaas_plan.io.scenario import load_scenario, scenario_mapping
 from prfaas_plan.specs.degrade import Replanned, SiteConfig
 from prfaas_plan.specs.deploy import ImportResult, SitePlan
-from prfaas_plan.specs.results import OperatingPoint
+from prfaas_plan.specs.results import PlanResult
 
 
 def _sites_of(data: dict[Any, Any], source: str, prefix: str) -> tuple[str, list[str]]:
@@ -179,11 +179,8 @@ def _load(scenario: dict[str, Any], header: str, output: Path | None, catalog: A
             raise exc.at(source=source, field=prefix + (exc.field or "")) from None
 
 
-def _best(result: Any, sites: list[str]) -> tuple[list[SitePlan], int, float, str]:
+def _best(result: PlanResult) -> tuple[list[SitePlan], int, float, str]:
     best = result.head.best
-    if isinstance(best, OperatingPoint):
-        return ([SitePlan(site=sites[0], threshold_tokens=best.threshold_tokens, n_p=best.n_p, n_d=best.n_d)],
-                best.n_prfaas, best.lambda_max_rps, str(best.binding))
     return ([SitePlan(site=sp.site, threshold_tokens=sp.threshold_tokens, n_p=sp.n_p, n_d=sp.n_d)
              for sp in best.sites], round(best.n_prfaas), best.lambda_max_rps, best.binding)
 
@@ -215,7 +212,7 @@ def import_deployment(folder: Path, catalog: Any, *, base: str | None = None,
                                                p_offload=0.0) for d in deployed})
     method = Method(sc.search.method)
     point = evaluate(site_models(sc)[0], plan, method)
-    best, best_n, best_lam, best_bind = _best(result, sites)
+    best, best_n, best_lam, best_bind = _best(result)
     return ImportResult(scenario=sc.name, scenario_file=str(output) if output else None, target=rd.target,
                         context_from=context, n_prfaas=n_prfaas, deployed=tuple(deployed),
                         deployed_lambda_rps=point.lambda_max_rps, deployed_binding=point.binding,

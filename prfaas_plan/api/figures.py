@@ -20,8 +20,10 @@ __all__ = ["Figure5", "SplitPanel", "ThresholdPanel", "figure5_data"]
 
 def figure5_data(plan: Plan) -> Figure5:
     """The arrays of Figure 5 from ``plan``'s headline method, its best point and its search grid."""
-    sc, timing, m = plan.scenario, plan.timing, plan.scenario.search.method
-    best = plan.result.head.best
+    sc, timing, m = plan.scenario, plan.staged(), plan.scenario.search.method
+    grid = plan.result.head.grid
+    assert grid is not None, "Figure 5 draws one PD site's grid"
+    best = grid.best
     kw = {"link_bytes_per_s": sc.link.usable_bytes_per_s, "decode_rps_per_instance": timing.decode_rps_per_instance}
     total = sc.local.instances
     at_best_t = routing(sc.workload.lengths, timing.curves, [best.threshold_tokens], Method(m))

@@ -8,7 +8,7 @@
 * homogeneous PD: no prefill service, its GPUs added to the PD sites as instances of the site's
   kind (the site's demand share of them), every model prefilling locally.
 
-Each model's decode rate is its scenario's, unstaged (``api.plan.timing``); its thresholds are
+Each model's decode rate is its scenario's, unstaged (``api.laws.timing``); its thresholds are
 its own scenario's grid, plus offloading everything and nothing.
 """
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from prfaas_plan.api.context import remembered
-from prfaas_plan.api.plan import cost_per_million, search_space, sum_price, timing
+from prfaas_plan.api.laws import cost_per_million, search_space, sum_price, timing
 from prfaas_plan.api.topology import site_models
 from prfaas_plan.core import fleet as core
 from prfaas_plan.core.stages import UNBOUNDED, SiteModel, offload_all_threshold

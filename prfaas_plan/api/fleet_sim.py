@@ -14,7 +14,7 @@ import numpy as np
 from prfaas_plan.api.context import remembered
 from prfaas_plan.api.fleet import Shape, held, laws, placement, plan, separate_caps, shape
 from prfaas_plan.api.latency import resolve_rate
-from prfaas_plan.api.plan import timing
+from prfaas_plan.api.laws import timing
 from prfaas_plan.api.sim import DEFAULT_LOAD, DEFAULT_REQUESTS, WARMUP_FRACTION
 from prfaas_plan.api.systems import site_config
 from prfaas_plan.api.topology import site_scenario

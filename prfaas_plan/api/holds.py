@@ -1,7 +1,7 @@
 """Which instances of a scenario must hold the model, and at what length (``core.memory``'s check).
 
 A prefill instance holds the weights and the KV of the longest request it must prefill; a decode
-instance the weights and one request's KV at the decode context (``api.plan.decode_rate``). A
+instance the weights and one request's KV at the decode context (``api.laws.decode_rate``). A
 measurement of the model on an instance kind (a prefill profile, or a pinned decode on the PD
 site's own kind, which homogeneous PD on that kind shares) shows the engine held it there, so it
 is not second-guessed by the check.
@@ -32,7 +32,7 @@ def measured(sc: ScenarioSpec, instance: InstanceSpec) -> bool:
 
 
 def decode_context(sc: ScenarioSpec) -> float:
-    """The context a decode slot is sized at (``api.plan.decode_rate``)."""
+    """The context a decode slot is sized at (``api.laws.decode_rate``)."""
     return sc.workload.input_total_mean + sc.workload.output_tokens
 
 

@@ -1,20 +1,21 @@
-"""Library API of `optimize`: the plan of a scenario under both methods (``api.headline.planned``:
-one PD site's ``api.plan`` or a topology's ``api.topology``), and with ``slo.ttft`` the plan under
-that bound (``api.slo``, ``api.topology_systems.ttft_slo``); neither planner calls back here."""
+"""Library API of `optimize`: the plan of a scenario under both methods (``api.plan``, through
+``api.headline.planned``), and with ``slo.ttft`` the plan under that bound (one PD site searched
+over configurations, ``api.slo``; several held at their plan, ``api.topology_systems.ttft_slo``);
+the planner does not call back here."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from prfaas_plan.api import plan_at as plan_at_
-from prfaas_plan.api import robust, slo, topology, topology_systems
+from prfaas_plan.api import robust, slo, topology_systems
 from prfaas_plan.api.headline import BOTH, planned
 from prfaas_plan.api.interval import lambda_interval
 from prfaas_plan.api.plan import Plan
 from prfaas_plan.specs.scenario import ScenarioSpec
 
 
-def optimize(sc: ScenarioSpec, *, ttft_slo: bool = True, plan_at: str | None = None) -> Plan | topology.TopologyPlan:
+def optimize(sc: ScenarioSpec, *, ttft_slo: bool = True, plan_at: str | None = None) -> Plan:
     """The best plan and its baselines under each method; ``payload`` is the JSON of `optimize`.
     With a link's bandwidth given as a law, its robustness (``api.robust``); ``plan_at`` (pNN,
     bandwidth=pNN, rate=pNN; ``api.plan_at``) plans at that percentile of every link's law instead
@@ -30,15 +31,15 @@ def optimize(sc: ScenarioSpec, *, ttft_slo: bool = True, plan_at: str | None = N
     if rate is not None:
         p = replace(p, result=replace(p.result, planned_rate=rate))
     head = p.result.head
-    iv = lambda_interval(target, head.best.lambda_max_rps, str(head.best.binding), head.cost.cost_per_million_requests,
+    iv = lambda_interval(target, head.best.lambda_max_rps, head.best.stage, head.cost.cost_per_million_requests,
                          dict(p.result.sources))
     return replace(p, result=replace(p.result, interval=iv))
 
 
-def _optimize(sc: ScenarioSpec, *, ttft_slo: bool) -> Plan | topology.TopologyPlan:
+def _optimize(sc: ScenarioSpec, *, ttft_slo: bool) -> Plan:
     p = planned(sc, BOTH)
     if sc.ttft_slo_s is None or not ttft_slo:
         return p
-    if isinstance(p, Plan):  # one PD site: the search over configurations under the bound (api.slo)
-        return replace(p, result=replace(p.result, ttft_slo=slo.bounded(sc, p.timing, p.searches[sc.search.method])))
+    if len(sc.topology.sites) == 1:  # the search over configurations under the bound (api.slo)
+        return replace(p, result=replace(p.result, ttft_slo=slo.bounded(sc, p.staged(), p.searches[sc.search.method])))
     return replace(p, result=replace(p.result, ttft_slo=topology_systems.ttft_slo(sc)))

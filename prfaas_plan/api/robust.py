@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 
-from prfaas_plan.api import topology as api_topology
 from prfaas_plan.api.headline import planned
 from prfaas_plan.api.plan import Plan
 from prfaas_plan.core import joint
@@ -36,7 +35,6 @@ from prfaas_plan.core.stages import SiteModel, compute_bound, stage_bounds
 from prfaas_plan.core.throughput import Method
 from prfaas_plan.errors import SpecError
 from prfaas_plan.specs.bandwidth import BandwidthLaw
-from prfaas_plan.specs.results import PlanResult, TopologyPlanResult
 from prfaas_plan.specs.robust import AtBandwidth, LinkBandwidth, Robustness, RobustPlan, SiteConfig
 from prfaas_plan.specs.scenario import ScenarioSpec
 
@@ -118,22 +116,12 @@ def _usable(link: Any, b: float) -> float:
     return replace(link, bandwidth_bytes_per_s=b).usable_bytes_per_s
 
 
-def _held(sc: ScenarioSpec, p: Plan | api_topology.TopologyPlan) -> tuple[list[SiteModel], list[Any], float]:
+def _held(sc: ScenarioSpec, p: Plan) -> tuple[list[SiteModel], list[Any], float]:
     """The plan's site models (its decode rates), its configuration as one candidate per site, N_prfaas."""
     m = Method(sc.search.method)
-    r = p.result
-    if isinstance(r, TopologyPlanResult):
-        assert isinstance(p, api_topology.TopologyPlan)
-        models, best = list(p.models), r.head.best
-        conf = [(s.threshold_tokens, s.n_p) for s in best.sites]
-        n_prfaas = float(best.n_prfaas)
-    else:
-        assert isinstance(p, Plan) and isinstance(r, PlanResult)
-        models = [replace(md, decode_rps_per_instance=p.timing.decode_rps_per_instance)
-                  for md in api_topology.site_models(sc)[0]]
-        b = r.head.best
-        t = b.threshold_tokens if b.threshold_tokens is not None else float(sc.workload.lengths.hi)
-        conf, n_prfaas = [(t, b.n_p)], float(b.n_prfaas)
+    models, best = list(p.models), p.result.head.best
+    conf = [(s.threshold_tokens, s.n_p) for s in best.sites]
+    n_prfaas = float(best.n_prfaas)
     cands = [joint.at(md, [t], n_p, m) for md, (t, n_p) in zip(models, conf, strict=True)]
     return models, cands, n_prfaas
 
@@ -193,7 +181,7 @@ def states(sc: ScenarioSpec) -> list[tuple[float, list[float]]]:
     return out
 
 
-def _robust_plan(sc: ScenarioSpec, name: str, planned_at: str, headline: bool, p: Plan | api_topology.TopologyPlan,
+def _robust_plan(sc: ScenarioSpec, name: str, planned_at: str, headline: bool, p: Plan,
                  levels: Sequence[tuple[str, float]], weighted: list[tuple[float, list[float]]],
                  rate: float) -> RobustPlan:
     models, cands, n_prfaas = _held(sc, p)
@@ -229,7 +217,7 @@ def _link_summary(sc: ScenarioSpec, levels: Sequence[tuple[str, float]]) -> tupl
     return tuple(out)
 
 
-def robustness(sc: ScenarioSpec, headline: Plan | api_topology.TopologyPlan,
+def robustness(sc: ScenarioSpec, headline: Plan,
                plan_at: tuple[str, float] | None = None) -> Robustness:
     """The nominal and the safe plan (and the --plan-at one) across the law; ``headline`` is the
     plan `optimize` shows: the nominal one, or the one at ``plan_at``."""

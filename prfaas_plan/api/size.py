@@ -13,7 +13,7 @@ import time
 from dataclasses import replace
 
 from prfaas_plan.api.interval import bands
-from prfaas_plan.api.plan import stack_names
+from prfaas_plan.api.laws import stack_names
 from prfaas_plan.api.size_grid import Laws, laws
 from prfaas_plan.api.size_solve import ALL, HOMOGENEOUS, NAIVE, NONE, OFFLOAD_ALL, PRFAAS, Variant, solve
 from prfaas_plan.errors import InfeasibleError, SpecError

@@ -17,8 +17,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from prfaas_plan.api import holds
+from prfaas_plan.api.laws import decode_rate, scaled, search_space
 from prfaas_plan.api.perf import gpu_lookup
-from prfaas_plan.api.plan import decode_rate, scaled, search_space
 from prfaas_plan.api.topology import site_scenario
 from prfaas_plan.core import kv
 from prfaas_plan.core.memory import fits

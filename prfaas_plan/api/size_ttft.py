@@ -25,8 +25,8 @@ from dataclasses import replace
 import numpy as np
 
 from prfaas_plan.api.latency import site_paths, system_latency
+from prfaas_plan.api.laws import decode_rate
 from prfaas_plan.api.perf import gpu_lookup
-from prfaas_plan.api.plan import decode_rate
 from prfaas_plan.api.size_grid import Laws, SiteLaws
 from prfaas_plan.api.size_solve import ALL, NONE, OFFLOAD_ALL, PRFAAS, Pick, Variant, plan_of, site_grid, usable_at_tier
 from prfaas_plan.api.systems import topology_system

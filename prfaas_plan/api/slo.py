@@ -18,8 +18,9 @@ from dataclasses import replace
 
 import numpy as np
 
+from prfaas_plan.api.grid import homogeneous_splits
 from prfaas_plan.api.latency import site_latency
-from prfaas_plan.api.plan import Timing, homogeneous_splits
+from prfaas_plan.api.laws import Timing
 from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, systems
 from prfaas_plan.core.optimize import Search, special_cases
 from prfaas_plan.core.roots import bisect

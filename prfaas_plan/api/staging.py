@@ -38,7 +38,7 @@ T = TypeVar("T")
 
 
 class Timing(Protocol):
-    """What staging reads of an ``api.plan.Timing`` (named here so the import runs one way)."""
+    """What staging reads of an ``api.laws.Timing`` (named here so the import runs one way)."""
 
     @property
     def curves(self) -> Curves: ...

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from prfaas_plan.api.grid import homogeneous_splits
 from prfaas_plan.api.headline import headline
-from prfaas_plan.api.plan import homogeneous_splits
 from prfaas_plan.api.topology import site_models, site_scenario
 from prfaas_plan.core import joint
 from prfaas_plan.core.stages import offload_all_threshold

@@ -1,4 +1,4 @@
-"""`optimize` for a topology of several PD sites sharing one prefill service (``core.joint``).
+"""The joint plan of several PD sites sharing one prefill service (``core.joint``; ``api.plan`` is the entry).
 
 The plan maximises the total Lambda jointly over every site's t_i and split and the shared
 N_prfaas. Baselines: each site alone as homogeneous PD (its own instances plus its demand share
@@ -16,28 +16,29 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from prfaas_plan.api import staging
 from prfaas_plan.api.context import remembered
-from prfaas_plan.api.plan import Timing, cost_per_million, homogeneous, search_space, sum_price, timing
+from prfaas_plan.api.grid import homogeneous
+from prfaas_plan.api.laws import Timing, cost_per_million, search_space, sum_price, timing
 from prfaas_plan.core import joint
 from prfaas_plan.core.stages import SiteModel, offload_all_threshold
 from prfaas_plan.core.throughput import Method
 from prfaas_plan.errors import InfeasibleError
+from prfaas_plan.specs.decode import DecodeDetail
 from prfaas_plan.specs.results import (
     Independent,
+    MethodPlan,
     Pool,
     Priced,
+    Ratios,
     SiteHomogeneous,
     SiteInfo,
     TopologyHomogeneous,
-    TopologyMethodPlan,
-    TopologyPlanResult,
-    TopologyRatios,
 )
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.topology import homogeneous_cluster
@@ -58,26 +59,13 @@ def site_models(sc: ScenarioSpec) -> tuple[list[SiteModel], list[Timing]]:
     topo = sc.topology
     models, timings = [], []
     for i, (s, lk) in enumerate(zip(topo.sites, topo.links, strict=True)):
-        t = timing(site_scenario(sc, i))
-        assert s.workload is not None
-        models.append(SiteModel(name=s.name, link=lk.name, lengths=s.workload.lengths, curves=t.curves,
+        si = site_scenario(sc, i)
+        t = timing(si)
+        models.append(SiteModel(name=s.name, link=lk.name, lengths=si.workload.lengths, curves=t.curves,
                                 demand_share=s.demand_share, link_bytes_per_s=lk.link.usable_bytes_per_s,
                                 decode_rps_per_instance=t.decode_rps_per_instance, n_local=s.cluster.instances))
         timings.append(t)
     return models, timings
-
-
-@dataclass(frozen=True)
-class TopologyPlan:
-    """The typed result with the searches and service laws behind it (``models``: the headline
-    method's, decode rates staged at its plan's t_i; ``timings``: unstaged); its JSON is written
-    at the edge (``report.topology_json``)."""
-
-    result: TopologyPlanResult
-    searches: dict[str, joint.JointSearch]
-    models: list[SiteModel]
-    timings: list[Timing]
-    scenario: ScenarioSpec
 
 
 RateAt = Callable[[int, float], float]  # (site index, t_i) -> the site's decode rate with staging at t_i
@@ -189,8 +177,10 @@ def replace_best(sol: tuple[Any, ...], best: joint.TopologyPoint) -> tuple[Any, 
     return (sol[0], best, *sol[2:])
 
 
-def _one_method(sc: ScenarioSpec, models: list[SiteModel], timings: Sequence[Timing], m: Method
-                ) -> tuple[TopologyMethodPlan, joint.JointSearch, list[SiteModel]]:
+def joint_method(sc: ScenarioSpec, models: list[SiteModel], timings: Sequence[Timing], m: Method
+                 ) -> tuple[MethodPlan, joint.JointSearch, list[SiteModel]]:
+    """The joint plan of several PD sites under method ``m`` with its baselines: the method's plan,
+    its search and the site models with their decode rates staged at the plan's t_i."""
     topo = sc.topology
     t0 = time.perf_counter()
     (res, best, ind_lam, alone), staged, rounds = staged_joint_plan(sc, models, timings, m)
@@ -207,14 +197,14 @@ def _one_method(sc: ScenarioSpec, models: list[SiteModel], timings: Sequence[Tim
     hom = _homogeneous(sc, m)
     lam, h = best.lambda_max_rps, hom.lambda_max_rps
     equal_cost = (lam / price) / (h / hom.cost.price_per_hour) if price and hom.cost.price_per_hour and h > 0 else None
-    ratios = TopologyRatios(prfaas_vs_homogeneous=lam / h if h > 0 else None,
+    ratios = Ratios(prfaas_vs_homogeneous=lam / h if h > 0 else None,
                             prfaas_vs_independent=lam / ind_lam if ind_lam > 0 else None,
                             naive_vs_homogeneous=naive_p.lambda_max_rps / h if h > 0 else None,
                             prfaas_vs_homogeneous_equal_cost=equal_cost)
     independent_plan = Independent(lambda_max_rps=ind_lam, cost=_priced(price, ind_lam),
                                    n_prfaas_per_site={md.name: md.demand_share * n for md in models},
                                    alone=tuple(alone))
-    return TopologyMethodPlan(
+    return MethodPlan(
         method=str(m), best=best, cost=_priced(price, lam), homogeneous=hom, independent=independent_plan,
         naive=naive_p, naive_cost=_priced(_price(sc, naive_p.n_prfaas), naive_p.lambda_max_rps), ratios=ratios,
         refined_threshold=res.refined, evaluations=res.evaluations, search_s=elapsed,
@@ -222,7 +212,7 @@ def _one_method(sc: ScenarioSpec, models: list[SiteModel], timings: Sequence[Tim
 
 
 def _decode(sc: ScenarioSpec, timings: Sequence[Timing], best: joint.TopologyPoint, m: Method, rounds: int
-            ) -> dict[str, dict[str, Any]]:
+            ) -> dict[str, DecodeDetail]:
     """Each site's decode dict at the plan (``api.staging.detail``)."""
     out = {}
     for i, (t, sp) in enumerate(zip(timings, best.sites, strict=True)):
@@ -233,42 +223,16 @@ def _decode(sc: ScenarioSpec, timings: Sequence[Timing], best: joint.TopologyPoi
     return out
 
 
-def _site_info(s: Any, lk: Any, decode: dict[str, Any]) -> SiteInfo:
-    w = s.workload
+def site_info(sc: ScenarioSpec, i: int, decode: DecodeDetail) -> SiteInfo:
+    """PD site i as planned: its pool, demand, workload summary, ``decode`` and link."""
+    s, lk = sc.topology.sites[i], sc.topology.links[i]
+    w = site_scenario(sc, i).workload
     pool = Pool(hardware=s.cluster.instance.gpu.name, gpus_per_instance=s.cluster.instance.gpus,
                 instances=s.cluster.instances)
     return SiteInfo(name=s.name, pool=pool, demand_share=s.demand_share, mean_input_tokens=w.input_total_mean,
                     mean_uncached_tokens=float(w.lengths.mean), output_tokens=w.output_tokens,
-                    distribution=w.description,
-                    decode=decode,
+                    prefix_hit_rate=w.prefix_hit_rate, hit_rate_source=w.hit_rate_source,
+                    requests=None if w.trace is None else len(w.trace), distribution=w.description, decode=decode,
                     link=lk.name, link_bandwidth_bytes_per_s=lk.link.bandwidth_bytes_per_s,
                     link_usable_fraction=lk.link.usable_fraction, link_usable_bytes_per_s=lk.link.usable_bytes_per_s,
                     link_rtt_s=lk.link.rtt_s)
-
-
-def plan(sc: ScenarioSpec, *, methods: tuple[str, ...] = ("paper", "exact")) -> TopologyPlan:
-    """The joint plan under each method (the scenario's is the headline), with its baselines;
-    searched once per command (``api.context``)."""
-    return remembered("topology plan", (sc,), (tuple(methods),), lambda: _plan(sc, methods))
-
-
-def _plan(sc: ScenarioSpec, methods: tuple[str, ...]) -> TopologyPlan:
-    topo = sc.topology
-    models, timings = site_models(sc)
-    chosen = Method(sc.search.method)
-    order = [chosen] + [Method(m) for m in methods if Method(m) != chosen]
-    per: dict[str, TopologyMethodPlan] = {}
-    searches: dict[str, joint.JointSearch] = {}
-    staged: dict[str, list[SiteModel]] = {}
-    for m in order:
-        per[str(m)], searches[str(m)], staged[str(m)] = _one_method(sc, models, timings, m)
-    space = search_space(sc)
-    pre = topo.prefill.cluster
-    result = TopologyPlanResult(
-        scenario=sc.name, model=sc.model.name, method=str(chosen), methods=per, prefill_site=topo.prefill.name,
-        prefill=Pool(hardware=pre.instance.gpu.name, gpus_per_instance=pre.instance.gpus, instances=pre.instances),
-        sites=tuple(_site_info(s, lk, per[str(chosen)].decode[s.name]) for s, lk in zip(topo.sites, topo.links,
-                                                                                       strict=True)),
-        sources={f"{s.name}: {k}": v for s, t in zip(topo.sites, timings, strict=True) for k, v in t.sources.items()},
-        thresholds=len(space.thresholds), n_prfaas_options=len(space.n_prfaas))
-    return TopologyPlan(result=result, searches=searches, models=staged[str(chosen)], timings=timings, scenario=sc)

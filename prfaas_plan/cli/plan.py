@@ -56,14 +56,9 @@ def optimize(
     if isinstance(sc, FleetSpec):
         _optimize_fleet(sc, fmt, plot=plot, plan_at=plan_at)
         return
-    if sc.multi_site and plot is not None:
+    if len(sc.topology.sites) > 1 and plot is not None:
         raise SpecError("--plot draws Figure 5 of one PD site; this scenario has several", field="--plot")
     result = optimize_(sc, plan_at=plan_at)
-    if sc.multi_site:
-        from prfaas_plan.report.views_topology import emit_topology
-
-        emit_topology(fmt, result.result)
-        return
     if plot is not None:
         from prfaas_plan.api.figures import figure5_data
         from prfaas_plan.report.plots import figure5

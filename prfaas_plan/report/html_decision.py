@@ -12,7 +12,7 @@ from typing import Any
 
 from prfaas_plan import units
 from prfaas_plan.report.report_data import ReportData
-from prfaas_plan.specs.results import Binding, LambdaInterval, PlanResult, Priced, TopologyPlanResult
+from prfaas_plan.specs.results import Binding, LambdaInterval, OperatingPoint, PlanResult, Priced
 from prfaas_plan.specs.sizing import SizedPlan, SizingResult
 
 Row = tuple[str, str, str]  # (key, label, text)
@@ -53,10 +53,9 @@ def interval_text(iv: LambdaInterval | None) -> str:
             f"{iv.dominant})")
 
 
-def _binds(r: PlanResult) -> str:
-    b = r.head.best
+def _binds(r: PlanResult, b: OperatingPoint) -> str:
     link = (f"the link carries {gbps(b.egress_bytes_per_s)}, {pct(b.link_utilization or 0.0)} of its "
-            f"{gbps(r.link_usable_bytes_per_s)}")
+            f"{gbps(r.site.link_usable_bytes_per_s)}")
     if b.binding == Binding.PRFAAS_COMPUTE and Binding.PD_PREFILL in b.tight:
         return ("the two prefill paths, balanced (Eq. 7): offloading more would overload the prefill service, less "
                 f"the local prefill instances. Decode sustains {b.theta_pd_d_rps:.2f} req/s; {link}.")
@@ -73,8 +72,8 @@ def _binds(r: PlanResult) -> str:
 
 def _one_site(r: PlanResult) -> list[Row]:
     m = r.head
-    b = m.best
-    hom, nv = m.homogeneous, m.naive
+    assert m.grid is not None
+    b, hom, nv = m.grid.best, m.grid.homogeneous, m.grid.naive
     exact = r.methods.get("exact") if r.method != "exact" else r.methods.get("paper")
     other = f"; {exact.method} method {exact.best.lambda_max_rps:.3f}" if exact is not None else ""
     gains = [f"{m.ratios.prfaas_vs_homogeneous:.2f}x homogeneous PD ({hom.instances} x {hom.gpus // hom.instances}x"
@@ -84,18 +83,18 @@ def _one_site(r: PlanResult) -> list[Row]:
              f"({nv.point.lambda_max_rps:.3f} req/s)" if nv and nv.point.lambda_max_rps > 0 else None,
              f"{m.ratios.prfaas_vs_homogeneous_equal_cost:.2f}x homogeneous PD at equal cost"
              if m.ratios.prfaas_vs_homogeneous_equal_cost else None]
-    local = f"{r.local.gpus_per_instance}x{r.local.hardware}"
+    local = f"{r.site.pool.gpus_per_instance}x{r.site.pool.hardware}"
     return [
         ("t", "threshold t", f"{tokens(b.threshold_tokens)}: the {pct(b.p_offload)} of requests longer than it are "
-                             f"prefilled by the prefill service ({b.n_prfaas} x {r.prfaas.gpus_per_instance}x"
-                             f"{r.prfaas.hardware}), the rest locally"),
+                             f"prefilled by the prefill service ({b.n_prfaas} x {r.prefill.gpus_per_instance}x"
+                             f"{r.prefill.hardware}), the rest locally"),
         ("split", "split N_prfaas / N_p / N_d", f"{b.n_prfaas} / {b.n_p} / {b.n_d}: the {b.n_p + b.n_d} local "
                                                 f"{local} instances run {b.n_p} prefill and {b.n_d} decode"),
         ("lambda", "Lambda_max", f"{b.lambda_max_rps:.3f} req/s (method {r.method}{other})"
                                  + interval_text(r.interval)),
         ("gain", "gain", "; ".join(g for g in gains if g) or "no baseline to compare"),
         ("cost", "cost", _cost(m.cost)),
-        ("binds", "what binds", _binds(r)),
+        ("binds", "what binds", _binds(r, b)),
     ]
 
 
@@ -107,9 +106,10 @@ def _cost(cost: Priced) -> str:
             f"{money(cost.price_per_hour)}/h")
 
 
-def _topology(r: TopologyPlanResult) -> list[Row]:
+def _topology(r: PlanResult) -> list[Row]:
     m = r.head
     b, ratios = m.best, m.ratios
+    assert m.homogeneous is not None and m.independent is not None and m.naive is not None  # several sites
     ts = "; ".join(f"{s.site} {tokens(s.threshold_tokens)} ({pct(s.p_offload)} offloaded)" for s in b.sites)
     sp = "; ".join(f"{s.site} N_p / N_d {s.n_p} / {s.n_d}" for s in b.sites)
     gains = [f"{ratios.prfaas_vs_homogeneous:.2f}x homogeneous PD ({m.homogeneous.lambda_max_rps:.3f} req/s)"
@@ -230,7 +230,7 @@ def _risk(d: ReportData) -> str:
 def decision(d: ReportData) -> tuple[str, list[Row]]:
     """(a sentence saying what the page answers, the rows of the first screen)."""
     sc = d.scenario
-    rows = _topology(d.plan) if sc.multi_site else _one_site(d.plan)
+    rows = _topology(d.plan) if len(d.plan.sites) > 1 else _one_site(d.plan)
     rows += [("buy", "what to buy", _buy(d)), ("risk", "risk from the link", _risk(d))]
     what = (f"{sc.name}: {sc.model.name}. The answer first, in the planner's words; the evidence (the commands' "
             "own tables and figures) follows, and the glossary explains every symbol.")

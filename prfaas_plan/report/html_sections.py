@@ -18,7 +18,6 @@ from prfaas_plan.report import (
     views_sim,
     views_size,
     views_sweep,
-    views_topology,
 )
 from prfaas_plan.report.glossary import GLOSSARY
 from prfaas_plan.report.html_blocks import Numbered, Section
@@ -97,7 +96,7 @@ def _plan(d: ReportData, fig: Numbered) -> Section:
     multi = d.scenario.multi_site
     s = Section("plan", "The plan")
     s.intro.append("`prfaas-plan optimize`: the best threshold t and split, what binds, and the systems side by side.")
-    s.add(collect(views_topology.emit_topology if multi else views_plan.emit_plan, d.plan))
+    s.add(collect(views_plan.emit_plan, d.plan))
     if d.figure5 is not None:
         fig(s, "The paper's Figure 5: (a) Lambda against N_p at the best t, (b) the two prefill bounds against t "
                "with their crossing.", "figure5", plots.figure5, d.figure5)

@@ -1,189 +1,53 @@
-"""The JSON of `optimize` on one PD site, written from the typed ``specs.results.PlanResult``:
-the one place its keys are spelled (the edge)."""
+"""The JSON of `optimize`, written from the typed ``specs.results.PlanResult``: the one place its
+keys are spelled (the edge). One PD site keeps the two-cluster layout (``best`` with every bound
+of Eqs. 3-6, ``top``, ``clusters``, ``link``); several sites the topology's (``topology``, per-site
+baselines, independent planning). Both read the same result type."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import asdict
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.specs.decode import DecodeDetail
-from prfaas_plan.specs.results import (
-    HomogeneousBaseline,
-    LambdaInterval,
-    MethodPlan,
-    NaiveBaseline,
-    OperatingPoint,
-    PlanResult,
-    Ratios,
-    TopologyPoint,
-    site_point,
+from prfaas_plan.report.plan_parts import (
+    decode_json,
+    homogeneous_json,
+    interval_json,
+    links_json,
+    naive_json,
+    planned_rate_json,
+    point_json,
+    ratios_json,
+    robustness_json,
+    sites_json,
+    slo_json,
 )
-from prfaas_plan.specs.robust import RateLevel, Robustness
-from prfaas_plan.specs.slo import SloPlan, SloPoint
+from prfaas_plan.specs.results import MethodPlan, PlanResult, Priced, SiteInfo, TopologyPoint
+from prfaas_plan.specs.slo import SloPlan, TopologySloPlan
 
 
-def prfaas_limited_by(op: OperatingPoint) -> str | None:
-    """Which half of Eq. 3 limits the offload path, whatever binds Lambda overall."""
-    c, lk = op.theta_prfaas_compute_rps, op.theta_prfaas_link_rps
-    return None if c is None or lk is None else ("link" if lk < c else "prfaas-compute")
-
-
-def point_json(op: OperatingPoint) -> dict[str, Any]:
-    d = asdict(op)
-    d["binding"] = str(op.binding)
-    d["tight"] = [str(b) for b in op.tight]
-    d["egress_gbps"] = units.bytes_per_s_to_gbps(op.egress_bytes_per_s)
-    d["prfaas_limited_by"] = prfaas_limited_by(op)
-    return d
-
-
-def homogeneous_json(h: HomogeneousBaseline) -> dict[str, Any]:
-    b = h.point
-    return {"hardware": h.hardware, "gpus": h.gpus, "instances": h.instances, "n_p": b.n_p, "n_d": b.n_d,
-            "theta_pd_p_rps": b.theta_pd_p_rps, "theta_pd_d_rps": b.theta_pd_d_rps,
-            "lambda_max_rps": b.lambda_max_rps, "binding": str(b.binding), "price_per_hour": h.cost.price_per_hour,
-            "cost_per_million_requests": h.cost.cost_per_million_requests}
-
-
-def naive_json(n: NaiveBaseline) -> dict[str, Any]:
-    op = n.point
-    return {"n_prfaas": op.n_prfaas, "n_d": op.n_d, "theta_prfaas_rps": op.theta_prfaas_rps,
-            "theta_pd_d_rps": op.theta_pd_d_rps, "lambda_max_rps": op.lambda_max_rps, "binding": str(op.binding),
-            "egress_gbps": units.bytes_per_s_to_gbps(op.egress_bytes_per_s), "price_per_hour": n.cost.price_per_hour,
-            "cost_per_million_requests": n.cost.cost_per_million_requests}
-
-
-def ratios_json(r: Ratios) -> dict[str, float]:
-    """The ratios that exist (homogeneous PD defined; prices known for the equal-cost one)."""
-    return {k: v for k, v in asdict(r).items() if v is not None}
-
-
-def sites_json(prefill_site: str, p: TopologyPoint) -> dict[str, Any]:
-    """A plan's ``sites``: the prefill site's pool and each PD site's t, split and rates, by name."""
-    out: dict[str, Any] = {prefill_site: {"role": "prfaas", "instances": p.n_prfaas,
-                                          "utilization": p.prfaas_utilization}}
-    for sp in p.sites:
-        out[sp.site] = {"role": "pd", "threshold_tokens": sp.threshold_tokens, "n_p": sp.n_p, "n_d": sp.n_d,
-                        "p_offload": sp.p_offload, "lambda_rps": sp.lambda_rps, "demand_share": sp.demand_share,
-                        "theta_pd_p_rps": sp.theta_pd_p_rps, "theta_pd_d_rps": sp.theta_pd_d_rps,
-                        "prfaas_instances_busy": sp.prfaas_seconds_per_s}
-    return out
-
-
-def links_json(p: TopologyPoint, usable_bytes_per_s: Sequence[float]) -> dict[str, Any]:
-    """A plan's ``links``: each PD site's link by name (``usable_bytes_per_s`` in the sites' order)."""
-    return {sp.link: {"egress_gbps": units.bytes_per_s_to_gbps(sp.egress_bytes_per_s),
-                      "utilization": sp.link_utilization, "theta_link_rps": sp.theta_link_rps,
-                      "usable_gbps": units.bytes_per_s_to_gbps(usable)}
-            for sp, usable in zip(p.sites, usable_bytes_per_s, strict=True)}
-
-
-def slo_point_json(p: SloPoint | None) -> dict[str, Any] | None:
-    return None if p is None else asdict(p)
-
-
-def slo_json(s: SloPlan) -> dict[str, Any]:
-    """``ttft_slo`` of one PD site: each system under the SLO and the gain over homogeneous PD."""
-    return {"bound_s": s.bound_s, "statistic": s.statistic, "prfaas": slo_point_json(s.prfaas),
-            "homogeneous": slo_point_json(s.homogeneous), "naive_heterogeneous": slo_point_json(s.naive_heterogeneous),
-            "ratios": {"prfaas_vs_homogeneous": s.prfaas_vs_homogeneous}, "search_s": s.search_s}
-
-
-def decode_json(d: DecodeDetail) -> dict[str, Any]:
-    """A plan's ``decode``: the shape (pinned or derived), the rate with staging and its detail."""
-    s = d.shape
-    out: dict[str, Any] = {"mode": s.mode, "bs_max": d.bs_max, "t_decode_s": s.t_decode_s}
-    if s.derived:
-        out |= {"context_tokens": s.context_tokens, "bound_by": s.bound_by, "bs_slo": s.bs_slo,
-                "bs_memory": s.bs_memory}
-    out |= {"rps_per_instance": d.rps_per_instance, "staging_s": d.staging_s,
-            "staged_requests_per_instance": d.staged_requests_per_instance, "staging_rounds": d.staging_rounds}
-    if d.staging_binds is not None:  # derived: the slots staging takes
-        return out | {"staged_slot_weight": d.staged_slot_weight,
-                      "rps_per_instance_unstaged": d.rps_per_instance_unstaged, "bs_max_unstaged": s.bs_max,
-                      "bs_max_lost": d.bs_max_lost, "staging_binds": d.staging_binds}
-    return out | {"bs_memory": d.bs_memory, "memory_headroom": d.memory_headroom,
-                  "staging_exceeds_headroom": d.staging_exceeds_headroom}
-
-
-def method_json(r: PlanResult, m: MethodPlan) -> dict[str, Any]:
-    best = point_json(m.best) | {"cost_per_million_requests": m.cost.cost_per_million_requests,
+def _method_json(r: PlanResult, m: MethodPlan) -> dict[str, Any]:
+    """One method's plan of one PD site (its grid's points, ``specs.results.GridPlan``)."""
+    g, site = m.grid, r.site
+    assert g is not None
+    best = point_json(g.best) | {"cost_per_million_requests": m.cost.cost_per_million_requests,
                                  "price_per_hour": m.cost.price_per_hour,
-                                 "sites": sites_json(r.prefill_site, site_point(r, m.best)),
-                                 "links": links_json(site_point(r, m.best), [r.link_usable_bytes_per_s])}
-    return {"best": best, "top": [point_json(op) for op in m.top],
-            "baselines": {"homogeneous": homogeneous_json(m.homogeneous) if m.homogeneous else None,
-                          "naive_heterogeneous": naive_json(m.naive) if m.naive else None},
+                                 "sites": sites_json(r.prefill_site, m.best),
+                                 "links": links_json(m.best, [site.link_usable_bytes_per_s])}
+    return {"best": best, "top": [point_json(op) for op in g.top],
+            "baselines": {"homogeneous": homogeneous_json(g.homogeneous) if g.homogeneous else None,
+                          "naive_heterogeneous": naive_json(g.naive) if g.naive else None},
             "ratios": ratios_json(m.ratios), "refined_threshold": m.refined_threshold, "evaluations": m.evaluations,
-            "search_s": m.search_s, "decode": decode_json(m.decode)}
-
-
-def interval_json(iv: LambdaInterval) -> dict[str, Any]:
-    """The "lambda_interval" key of `optimize`: Lambda_max and $ per 1M requests at the stack's P10-P90."""
-    return {"lambda_max_rps_p10": iv.lambda_p10_rps, "lambda_max_rps_p90": iv.lambda_p90_rps,
-            "cost_per_million_requests_p10": iv.cost_per_million_p10,
-            "cost_per_million_requests_p90": iv.cost_per_million_p90,
-            "prefill_band": list(iv.prefill_band) if iv.prefill_band else None,
-            "decode_band": list(iv.decode_band) if iv.decode_band else None,
-            "dominant": iv.dominant, "binding_p10": iv.binding_p10, "binding_p90": iv.binding_p90}
-
-
-def planned_rate_json(lv: RateLevel) -> dict[str, Any]:
-    """The "planned_rate" key of `optimize` (--plan-at rate=pNN): the trace's window planned for."""
-    return {"percentile": lv.label, "rate_rps": lv.rate_rps, "factor_of_mean": lv.factor, "mean_rps": lv.mean_rps,
-            "windows": lv.windows, "window_s": lv.bin_s}
-
-
-def robustness_json(rb: Robustness) -> dict[str, Any]:
-    """The "robustness" key of `optimize` (one PD site or a topology): each plan held across the
-    bandwidth's law."""
-    def gbps(b: float) -> float:
-        return units.bytes_per_s_to_gbps(b)
-
-    links = {lk.link: {"kind": lk.kind, "source": lk.source or None, "samples": lk.samples,
-                       **{f"{k}_gbps": gbps(v) for k, v in lk.percentiles_bytes_per_s.items()},
-                       **{f"{k}_usable_gbps": gbps(v) for k, v in lk.usable_bytes_per_s.items()},
-                       "mean_gbps": gbps(lk.mean_bytes_per_s), "down_fraction": lk.down_fraction}
-             for lk in rb.links}
-    plans = {p.name: {"planned_at": p.planned_at, "headline": p.headline, "n_prfaas": p.n_prfaas,
-                      "sites": {s.site: {"threshold_tokens": s.threshold_tokens, "n_p": s.n_p, "n_d": s.n_d,
-                                         "p_offload": s.p_offload} for s in p.sites},
-                      "lambda_max_rps": {a.percentile: a.lambda_max_rps for a in p.at},
-                      "binding": {a.percentile: a.binding for a in p.at},
-                      "expected_served_rps": p.expected_served_rps, "served_fraction": p.served_fraction,
-                      "fits_fraction": p.fits_fraction} for p in rb.plans}
-    return {"rate_rps": rb.rate_rps, "rate_source": rb.rate_source, "percentiles": list(rb.percentiles),
-            "comonotone": rb.comonotone, "plan_at": rb.plan_at, "states": rb.states, "links": links, "plans": plans,
-            "notes": list(rb.notes)}
+            "search_s": m.search_s, "decode": decode_json(m.decode[site.name])}
 
 
 def plan_json(r: PlanResult) -> dict[str, Any]:
-    methods = {name: method_json(r, m) for name, m in r.methods.items()}
-    head = methods[r.method]
-    out = {
-        "scenario": r.scenario, "model": r.model, "method": r.method,
-        "best": head["best"], "top": head["top"], "baselines": head["baselines"], "ratios": head["ratios"],
-        "methods": methods,
-        "workload": {"mean_input_tokens": r.mean_input_tokens, "mean_uncached_tokens": r.mean_uncached_tokens,
-                     "output_tokens": r.output_tokens, "prefix_hit_rate": r.prefix_hit_rate,
-                     # a trace's only (measured, assumed, unknown): a parametric workload has no hit rate
-                     **({} if r.hit_rate_source is None else {"hit_rate_source": r.hit_rate_source}),
-                     "distribution": dict(r.distribution), "requests": r.requests},
-        "clusters": {role: {"hardware": c.hardware, "gpus_per_instance": c.gpus_per_instance,
-                            "instances": c.instances, "site": site}
-                     for role, c, site in (("prfaas", r.prfaas, r.prefill_site), ("local", r.local, r.pd_site))},
-        "link": {"name": r.link, "bandwidth_gbps": units.bytes_per_s_to_gbps(r.link_bandwidth_bytes_per_s),
-                 "usable_fraction": r.link_usable_fraction,
-                 "usable_gbps": units.bytes_per_s_to_gbps(r.link_usable_bytes_per_s)},
-        "decode": decode_json(r.decode), "sources": dict(r.sources),
-        "search": {"thresholds": r.thresholds, "n_prfaas_options": r.n_prfaas_options,
-                   "max_prfaas_instances": r.max_prfaas_instances, "splits": r.splits, "evaluations": r.evaluations,
-                   "search_s": {k: v.search_s for k, v in r.methods.items()}},
-    }
-    if r.ttft_slo is not None:
+    """`optimize`'s JSON: one PD site's layout or a topology's, then what either may carry (the
+    TTFT SLO, robustness, the interval, the planned rate)."""
+    out = _topology_json(r) if len(r.sites) > 1 else _one_site_json(r)
+    if isinstance(r.ttft_slo, SloPlan):
         out["ttft_slo"] = slo_json(r.ttft_slo)
+    elif isinstance(r.ttft_slo, TopologySloPlan):
+        out["ttft_slo"] = topology_slo_json(r.ttft_slo)
     if r.robustness is not None:
         out["robustness"] = robustness_json(r.robustness)
     if r.interval is not None:
@@ -193,7 +57,115 @@ def plan_json(r: PlanResult) -> dict[str, Any]:
     return out
 
 
-def plan_csv_rows(payload: dict[str, Any]) -> list[dict[str, Any]]:
-    """`optimize`'s CSV: one row per method, its best configuration's scalars."""
+def plan_csv_rows(r: PlanResult, payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """`optimize`'s CSV: one row per method (its best configuration's scalars), with several PD
+    sites one per method and site."""
+    if len(r.sites) > 1:
+        return [{"method": m, "lambda_max_rps": d["best"]["lambda_max_rps"], "binding": d["best"]["binding"],
+                 "site": name} | {k: v for k, v in s.items() if k != "role"}
+                for m, d in payload["methods"].items() for name, s in d["best"]["sites"].items() if s["role"] == "pd"]
     return [{"method": m} | {k: v for k, v in d["best"].items() if k not in ("tight", "sites", "links")}
             for m, d in payload["methods"].items()]
+
+
+def _one_site_json(r: PlanResult) -> dict[str, Any]:
+    methods = {name: _method_json(r, m) for name, m in r.methods.items()}
+    site = r.site
+    head = methods[r.method]
+    return {
+        "scenario": r.scenario, "model": r.model, "method": r.method,
+        "best": head["best"], "top": head["top"], "baselines": head["baselines"], "ratios": head["ratios"],
+        "methods": methods,
+        "workload": {"mean_input_tokens": site.mean_input_tokens, "mean_uncached_tokens": site.mean_uncached_tokens,
+                     "output_tokens": site.output_tokens, "prefix_hit_rate": site.prefix_hit_rate,
+                     # a trace's only (measured, assumed, unknown): a parametric workload has no hit rate
+                     **({} if site.hit_rate_source is None else {"hit_rate_source": site.hit_rate_source}),
+                     "distribution": dict(site.distribution), "requests": site.requests},
+        "clusters": {role: {"hardware": c.hardware, "gpus_per_instance": c.gpus_per_instance,
+                            "instances": c.instances, "site": name}
+                     for role, c, name in (("prfaas", r.prefill, r.prefill_site), ("local", site.pool, site.name))},
+        "link": {"name": site.link, "bandwidth_gbps": units.bytes_per_s_to_gbps(site.link_bandwidth_bytes_per_s),
+                 "usable_fraction": site.link_usable_fraction,
+                 "usable_gbps": units.bytes_per_s_to_gbps(site.link_usable_bytes_per_s)},
+        "decode": decode_json(site.decode), "sources": dict(r.sources),
+        "search": {"thresholds": r.thresholds, "n_prfaas_options": r.n_prfaas_options,
+                   "max_prfaas_instances": r.max_prfaas_instances, "splits": r.splits, "evaluations": r.evaluations,
+                   "search_s": {k: v.search_s for k, v in r.methods.items()}},
+    }
+
+
+def _point_json(r: PlanResult, p: TopologyPoint) -> dict[str, Any]:
+    return {"lambda_max_rps": p.lambda_max_rps, "binding": p.binding, "tight": list(p.tight),
+            "n_prfaas": p.n_prfaas, "sites": sites_json(r.prefill_site, p),
+            "links": links_json(p, [s.link_usable_bytes_per_s for s in r.sites])}
+
+
+def _priced(c: Priced) -> dict[str, float | None]:
+    return {"price_per_hour": c.price_per_hour, "cost_per_million_requests": c.cost_per_million_requests}
+
+
+def _topology_method_json(r: PlanResult, m: MethodPlan) -> dict[str, Any]:
+    hom, ind, nv, nv_cost = m.homogeneous, m.independent, m.naive, m.naive_cost
+    assert hom is not None and ind is not None and nv is not None and nv_cost is not None  # always, several sites
+    ratios: dict[str, float | None] = {"prfaas_vs_homogeneous": m.ratios.prfaas_vs_homogeneous,
+                                       "prfaas_vs_independent": m.ratios.prfaas_vs_independent,
+                                       "naive_vs_homogeneous": m.ratios.naive_vs_homogeneous}
+    if m.ratios.prfaas_vs_homogeneous_equal_cost is not None:
+        ratios["prfaas_vs_homogeneous_equal_cost"] = m.ratios.prfaas_vs_homogeneous_equal_cost
+    return {
+        "best": _point_json(r, m.best) | _priced(m.cost) | {"prfaas_utilization": m.best.prfaas_utilization},
+        "baselines": {
+            "homogeneous": {"lambda_max_rps": hom.lambda_max_rps,
+                            "sites": {s.site: homogeneous_json(s.baseline) | {"demand_share": s.demand_share}
+                                      for s in hom.sites}} | _priced(hom.cost),
+            "independent": {"lambda_max_rps": ind.lambda_max_rps,
+                            "cost_per_million_requests": ind.cost.cost_per_million_requests,
+                            "n_prfaas_per_site": dict(ind.n_prfaas_per_site),
+                            "sites": {a.sites[0].site: {"threshold_tokens": a.sites[0].threshold_tokens,
+                                                        "n_p": a.sites[0].n_p, "n_d": a.sites[0].n_d,
+                                                        "lambda_max_rps": a.lambda_max_rps, "binding": a.binding}
+                                      for a in ind.alone}},
+            "naive_heterogeneous": _point_json(r, nv) | _priced(nv_cost)},
+        "ratios": ratios, "refined_threshold": m.refined_threshold, "evaluations": m.evaluations,
+        "search_s": m.search_s, "decode": {site: decode_json(d) for site, d in m.decode.items()}}
+
+
+def _site_json(s: SiteInfo) -> dict[str, Any]:
+    return {"hardware": s.pool.hardware, "gpus_per_instance": s.pool.gpus_per_instance,
+            "instances": s.pool.instances, "demand_share": s.demand_share, "mean_input_tokens": s.mean_input_tokens,
+            "mean_uncached_tokens": s.mean_uncached_tokens, "output_tokens": s.output_tokens,
+            "distribution": dict(s.distribution), "decode": decode_json(s.decode)}
+
+
+def topology_slo_json(s: TopologySloPlan) -> dict[str, Any]:
+    """``ttft_slo`` of a topology: each system held at its throughput configuration, every site's TTFT."""
+    out: dict[str, Any] = {"bound_s": s.bound_s, "statistic": s.statistic, "every_site": True,
+                           "configuration": "each system's throughput-best, held"}
+    for name, x in s.systems:
+        out[name] = None if x is None else {
+            "lambda_ttft_rps": x.lambda_ttft_rps, "capacity_rps": x.capacity_rps, "load": x.load, "binding": x.binding,
+            "sites": {k: {"ttft_mean_s": t.ttft_mean_s, "ttft_p90_s": t.ttft_p90_s, "ttft_p99_s": t.ttft_p99_s}
+                      for k, t in x.sites.items()}}
+    return out | {"ratios": {"prfaas_vs_homogeneous": s.prfaas_vs_homogeneous}}
+
+
+def _topology_json(r: PlanResult) -> dict[str, Any]:
+    methods = {name: _topology_method_json(r, m) for name, m in r.methods.items()}
+    head = methods[r.method]
+    return {
+        "scenario": r.scenario, "model": r.model, "method": r.method,
+        "best": head["best"], "baselines": head["baselines"], "ratios": head["ratios"], "methods": methods,
+        "topology": {
+            "prefill": {"site": r.prefill_site, "hardware": r.prefill.hardware,
+                        "gpus_per_instance": r.prefill.gpus_per_instance, "instances": r.prefill.instances},
+            "sites": {s.name: _site_json(s) for s in r.sites},
+            "links": {s.link: {"bandwidth_gbps": units.bytes_per_s_to_gbps(s.link_bandwidth_bytes_per_s),
+                               "usable_fraction": s.link_usable_fraction,
+                               "usable_gbps": units.bytes_per_s_to_gbps(s.link_usable_bytes_per_s),
+                               "rtt_s": s.link_rtt_s} for s in r.sites},
+        },
+        "sources": dict(r.sources),
+        "search": {"thresholds": r.thresholds, "n_prfaas_options": r.n_prfaas_options,
+                   "evaluations": r.head.evaluations, "search_s": {k: v.search_s for k, v in r.methods.items()},
+                   "scaling": "sum of the sites' grids per PrfaaS size (core.joint)"},
+    }

@@ -1,4 +1,5 @@
-"""Views of `optimize` and `sweep`."""
+"""The view of `optimize`: one PD site's tables (every bound of Eqs. 3-6, the runners-up) or a
+topology's (per site, against independent planning), from the one result type."""
 
 from __future__ import annotations
 
@@ -6,12 +7,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from prfaas_plan import units
-from prfaas_plan.report.plan_json import plan_csv_rows, plan_json, prfaas_limited_by
-from prfaas_plan.report.render import BIG, emit, num, table
+from prfaas_plan.report.plan_json import plan_csv_rows, plan_json
+from prfaas_plan.report.plan_parts import prfaas_limited_by
+from prfaas_plan.report.render import BIG, SYSTEM_NAMES, emit, num, pct, table
 from prfaas_plan.specs.decode import DecodeDetail
-from prfaas_plan.specs.results import LambdaInterval, MethodPlan, OperatingPoint, PlanResult
+from prfaas_plan.specs.results import LambdaInterval, MethodPlan, OperatingPoint, PlanResult, TopologyPoint
 from prfaas_plan.specs.robust import RateLevel, Robustness
-from prfaas_plan.specs.slo import SloPlan
+from prfaas_plan.specs.slo import SloPlan, TopologySloPlan
 
 
 def _tok(x: float | None) -> str:
@@ -63,17 +65,18 @@ def staging_line(d: DecodeDetail, where: str = "") -> str | None:
 
 
 def emit_plan(fmt: str, r: PlanResult) -> None:
-    """`optimize` on one PD site: the tables read the typed result, JSON and CSV its JSON."""
+    """`optimize`: the tables read the typed result, JSON and CSV its JSON."""
     payload = plan_json(r)
-    emit(fmt, payload, rows=plan_csv_rows(payload), tables=lambda: _plan_tables(r))
+    emit(fmt, payload, rows=plan_csv_rows(r, payload),
+         tables=lambda: _topology_tables(r) if len(r.sites) > 1 else _plan_tables(r))
 
 
 def _names(op: OperatingPoint) -> str:
     return tight_text(str(op.binding), [str(t) for t in op.tight])
 
 
-def _best_lines(r: PlanResult, m: MethodPlan) -> list[list[str]]:
-    b = m.best
+def _best_lines(r: PlanResult, b: OperatingPoint) -> list[list[str]]:
+    site = r.site
     limited = prfaas_limited_by(b)
     return [
         ["threshold t", t_text(b.threshold_tokens)],
@@ -89,8 +92,8 @@ def _best_lines(r: PlanResult, m: MethodPlan) -> list[list[str]]:
          f"link {fixed(b.theta_prfaas_link_rps, 2)} req/s)"],
         ["PrfaaS egress", f"{fixed(units.bytes_per_s_to_gbps(b.egress_bytes_per_s), 2)} Gbps "
          f"({(b.link_utilization or 0) * 100:.1f}% of the link)"],
-        ["workload", f"mean input {num(r.mean_input_tokens, 0)} tokens, output {num(r.output_tokens, 0)}"
-         + hit_rate_words(r.prefix_hit_rate, r.hit_rate_source) + _dropped(r.distribution)],
+        ["workload", f"mean input {num(site.mean_input_tokens, 0)} tokens, output {num(site.output_tokens, 0)}"
+         + hit_rate_words(site.prefix_hit_rate, site.hit_rate_source) + _dropped(site.distribution)],
     ]
 
 
@@ -134,7 +137,8 @@ def _dropped(d: Any) -> str:
 
 
 def _systems(m: MethodPlan) -> list[list[str]]:
-    b, hom, nv, ratios = m.best, m.homogeneous, m.naive, m.ratios
+    assert m.grid is not None
+    b, hom, nv, ratios = m.grid.best, m.grid.homogeneous, m.grid.naive, m.ratios
     h, n = (hom.point if hom else None), (nv.point if nv else None)
 
     def r(x: float | None) -> str:
@@ -223,29 +227,31 @@ def robustness_table(rb: Robustness, *, topology: bool = False) -> Any:
 
 
 def _plan_tables(r: PlanResult) -> list[Any]:
-    m = r.head
-    n_prfaas = f"up to {r.max_prfaas_instances}" if r.n_prfaas_options > 1 else str(r.prfaas.instances)
-    pre = f"{n_prfaas}x{r.prfaas.gpus_per_instance}x{r.prfaas.hardware}"
-    pd = f"{r.local.instances}x{r.local.gpus_per_instance}x{r.local.hardware}"
-    gbps = num(units.bytes_per_s_to_gbps(r.link_usable_bytes_per_s), 1)
-    named = (r.prefill_site, r.pd_site) != ("prfaas", "local")  # one PD site under sites: (the user's names)
+    m, site = r.head, r.site
+    assert m.grid is not None
+    n_prfaas = f"up to {r.max_prfaas_instances}" if r.n_prfaas_options > 1 else str(r.prefill.instances)
+    pre = f"{n_prfaas}x{r.prefill.gpus_per_instance}x{r.prefill.hardware}"
+    pd = f"{site.pool.instances}x{site.pool.gpus_per_instance}x{site.pool.hardware}"
+    gbps = num(units.bytes_per_s_to_gbps(site.link_usable_bytes_per_s), 1)
+    named = (r.prefill_site, site.name) != ("prfaas", "local")  # one PD site under sites: (the user's names)
     title = (f"{r.scenario}: {r.model} on "
-             + (f"{r.prefill_site} ({pre} PrfaaS) + {r.pd_site} ({pd} PD), {gbps} Gbps usable link {r.link}"
+             + (f"{r.prefill_site} ({pre} PrfaaS) + {site.name} ({pd} PD), {gbps} Gbps usable link {site.link}"
                 if named else f"{pre} PrfaaS + {pd} local PD, {gbps} Gbps usable link")
              + (f" at {r.robustness.plan_at.upper()} of its law" if r.robustness and r.robustness.plan_at else "")
              + f" (method: {r.method})")
-    out: list[Any] = [table(title, ["best PrfaaS-PD plan", ""], _best_lines(r, m))]
+    out: list[Any] = [table(title, ["best PrfaaS-PD plan", ""], _best_lines(r, m.grid.best))]
     equal_cost = m.ratios.prfaas_vs_homogeneous_equal_cost
     caption = None if equal_cost is None else (
         f"At equal cost (GPU-hour prices in the catalog), PrfaaS-PD serves {x_text(equal_cost)} the requests of "
         "homogeneous PD.")
-    hom = m.homogeneous
+    hom = m.grid.homogeneous
     homog_name = f"Homogeneous PD ({hom.instances}x{hom.hardware})" if hom else "Homogeneous PD"
     out.append(table("Systems side by side", ["", "PrfaaS-PD", homog_name, "Naive heterogeneous"], _systems(m),
                      caption=caption))
     m_rows = []
     for name, d in r.methods.items():
-        bb = d.best
+        assert d.grid is not None
+        bb = d.grid.best
         m_rows.append([name, t_text(bb.threshold_tokens), f"{bb.n_prfaas}/{bb.n_p}/{bb.n_d}",
                        f"{bb.p_offload * 100:.1f}%",
                        _tok(bb.l_long_tokens), fixed(bb.lambda_max_rps, 3),
@@ -255,14 +261,106 @@ def _plan_tables(r: PlanResult) -> list[Any]:
                      ["method", "t tokens", "split", "p %", "l_long tokens", "Lambda req/s", "egress Gbps", "vs homog.",
                       "naive vs homog."],
                      m_rows))
-    if r.ttft_slo is not None:
+    if isinstance(r.ttft_slo, SloPlan):
         out.append(_slo_table(r.ttft_slo, r.planned_rate))
     if r.robustness is not None:
         out.append(robustness_table(r.robustness))
     top = [[i + 1, t_text(o.threshold_tokens), f"{o.n_prfaas}/{o.n_p}/{o.n_d}", fixed(o.lambda_max_rps, 3), _names(o)]
-           for i, o in enumerate(m.top)]
+           for i, o in enumerate(m.grid.top)]
     out.append(table("Top configurations", ["#", "t tokens", "prfaas/p/d", "Lambda req/s", "bound by"], top,
                      caption="\n".join(f"{k}: {v}" for k, v in r.sources.items())))
-    lines = [staging_line(r.decode), interval_line(r.interval),
+    lines = [staging_line(site.decode), interval_line(r.interval),
              planned_rate_line(r.planned_rate, m.best.lambda_max_rps)]
     return out + [x for x in lines if x]
+
+
+def _kinds(bindings: list[str]) -> str:
+    """What binds each site of a baseline, once per kind: "decode" or "decode, link"."""
+    return ", ".join(dict.fromkeys(b.split(" ")[0] for b in bindings))
+
+
+def _site_rows(r: PlanResult, b: TopologyPoint) -> list[list[str]]:
+    rows = []
+    for info, s in zip(r.sites, b.sites, strict=True):
+        pool = info.pool
+        rows.append([info.name, f"{pool.instances}x{pool.gpus_per_instance}x{pool.hardware}",
+                     f"{info.demand_share * 100:.0f}%", t_text(s.threshold_tokens), f"{s.n_p} / {s.n_d}",
+                     pct(s.p_offload), fixed(s.lambda_rps, 3),
+                     f"{num(units.bytes_per_s_to_gbps(s.egress_bytes_per_s), 2)} / "
+                     f"{num(units.bytes_per_s_to_gbps(info.link_usable_bytes_per_s), 1)} ({pct(s.link_utilization)})",
+                     fixed(s.prfaas_seconds_per_s, 2)])
+    return rows
+
+
+def _joint_systems(m: MethodPlan) -> list[list[str]]:
+    b, hom, ind, nv, ratios = m.best, m.homogeneous, m.independent, m.naive, m.ratios
+    assert hom is not None and ind is not None and nv is not None and m.naive_cost is not None  # several sites
+    h = hom.lambda_max_rps
+    return [
+        ["Lambda_max req/s", fixed(b.lambda_max_rps, 3), fixed(ind.lambda_max_rps, 3), fixed(h, 3),
+         fixed(nv.lambda_max_rps, 3)],
+        ["vs homogeneous", x_text(ratios.prfaas_vs_homogeneous), x_text(ind.lambda_max_rps / h if h > 0 else None),
+         "1.00x",
+         x_text(ratios.naive_vs_homogeneous)],
+        ["bound by", b.binding, _kinds([a.binding for a in ind.alone]),
+         _kinds([str(s.baseline.point.binding) for s in hom.sites]), nv.binding],
+        ["$ per 1M requests", num(m.cost.cost_per_million_requests, 0), num(ind.cost.cost_per_million_requests, 0),
+         num(hom.cost.cost_per_million_requests, 0), num(m.naive_cost.cost_per_million_requests, 0)],
+    ]
+
+
+def _slo_rows(slo: TopologySloPlan) -> list[list[str]]:
+    rows = []
+    for key in ("prfaas", "homogeneous", "naive_heterogeneous"):
+        d = slo.of(key)
+        if d is None:
+            rows.append([SYSTEM_NAMES[key], "none", "-", "misses the bound even at zero load"])
+            continue
+        worst = max(v.ttft_p90_s if slo.statistic == "p90" else v.ttft_mean_s for v in d.sites.values())
+        rows.append([SYSTEM_NAMES[key], fixed(d.lambda_ttft_rps, 3), fixed(d.capacity_rps, 3),
+                     f"{d.binding} (worst site {fixed(worst, 2)} s)"])
+    return rows
+
+
+def _topology_tables(r: PlanResult) -> list[Any]:
+    m = r.head
+    b = m.best
+    names = [s.name for s in r.sites]
+    pre = r.prefill
+    title = (f"{r.scenario}: {r.model}, prefill service {r.prefill_site} ({pre.instances}x"
+             f"{pre.gpus_per_instance}x{pre.hardware}) for {len(names)} PD sites (method: {r.method})")
+    caption = (f"Lambda_max {fixed(b.lambda_max_rps, 3)} req/s in total, bound by {tight_text(b.binding, b.tight)}"
+               f"; the prefill service is {pct(b.prfaas_utilization)} busy.")
+    out: list[Any] = [table(title, ["site", "instances", "demand %", "t tokens", "N_p / N_d", "offloaded p %",
+                                    "Lambda_i req/s", "egress / usable Gbps", "PrfaaS busy instances"],
+                            _site_rows(r, b), caption=caption)]
+    assert m.homogeneous is not None
+    homog = " + ".join(f"{s.baseline.instances}x{s.baseline.hardware}" for s in m.homogeneous.sites)
+    caption = (f"Joint planning serves {x_text(m.ratios.prfaas_vs_independent)} the requests of independent "
+               "planning (the prefill service split by demand share, each site optimised alone).")
+    if m.ratios.prfaas_vs_homogeneous_equal_cost is not None:
+        caption += (f" At equal cost (catalog GPU-hour prices) it serves "
+                    f"{x_text(m.ratios.prfaas_vs_homogeneous_equal_cost)} the requests of homogeneous PD.")
+    out.append(table("Systems side by side", ["", "joint PrfaaS-PD", "independent planning",
+                                              f"homogeneous PD ({homog})", "naive heterogeneous"], _joint_systems(m),
+                     caption=caption))
+    if isinstance(r.ttft_slo, TopologySloPlan):
+        out.append(table(f"Under the TTFT SLO: {r.ttft_slo.statistic} TTFT <= {r.ttft_slo.bound_s:g} s at every "
+                         "site (throughput-best configurations held)", ["system", "rate req/s", "capacity req/s",
+                                                                        "bound by"], _slo_rows(r.ttft_slo)))
+    if r.robustness is not None:
+        out.append(robustness_table(r.robustness, topology=True))
+    m_rows = []
+    for name, d in r.methods.items():
+        bb = d.best
+        split = ", ".join(f"{t_text(s.threshold_tokens)} {s.n_p}/{s.n_d}" for s in bb.sites)
+        m_rows.append([name, split, fixed(bb.lambda_max_rps, 3), x_text(d.ratios.prfaas_vs_independent),
+                       x_text(d.ratios.prfaas_vs_homogeneous), bb.binding])
+    out.append(table("Both methods", ["method", f"t tokens, N_p/N_d per site ({', '.join(names)})",
+                                      "Lambda req/s", "vs independent", "vs homog.", "bound by"], m_rows,
+                     caption="\n".join(f"{k}: {v}" for k, v in r.sources.items())))
+    lines = [staging_line(s.decode, f" at {s.name}") for s in r.sites]
+    if r.interval is not None:
+        lines.append(interval_line(r.interval) or f"Lambda_max P10-P90: {interval_words(r.interval)}")
+    lines.append(planned_rate_line(r.planned_rate, r.head.best.lambda_max_rps))
+    return out + [ln for ln in lines if ln]

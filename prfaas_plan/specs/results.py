@@ -77,31 +77,6 @@ class NaiveBaseline:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Ratios:
-    prfaas_vs_homogeneous: float | None = None
-    naive_vs_homogeneous: float | None = None
-    prfaas_vs_homogeneous_equal_cost: float | None = None
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MethodPlan:
-    """The plan under one method (paper or exact); ``decode``: its decode rate and staging
-    (``api.staging.detail``), the decode rate being the staged one at this plan's threshold."""
-
-    method: str
-    best: OperatingPoint
-    cost: Priced
-    top: tuple[OperatingPoint, ...]
-    homogeneous: HomogeneousBaseline | None
-    naive: NaiveBaseline | None
-    ratios: Ratios
-    refined_threshold: bool
-    evaluations: int
-    search_s: float
-    decode: DecodeDetail
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class Pool:
     hardware: str
     gpus_per_instance: int
@@ -124,48 +99,6 @@ class LambdaInterval:
     dominant: str
     binding_p10: str
     binding_p90: str
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class PlanResult:
-    """`optimize` on one PD site: the headline method first in ``methods``."""
-
-    scenario: str
-    model: str
-    method: str
-    methods: Mapping[str, MethodPlan]
-    mean_input_tokens: float
-    mean_uncached_tokens: float
-    output_tokens: float
-    prefix_hit_rate: float | None
-    distribution: Mapping[str, Any]
-    hit_rate_source: str | None = None  # a trace's: measured, assumed or unknown (specs.topology.WorkloadSpec)
-    requests: int | None
-    prfaas: Pool
-    local: Pool
-    # the sites' and link's names: the two-cluster form's are prfaas, local and prfaas->local;
-    # one PD site under ``sites:`` keeps the user's
-    prefill_site: str = "prfaas"
-    pd_site: str = "local"
-    link: str = "prfaas->local"
-    link_bandwidth_bytes_per_s: float
-    link_usable_fraction: float
-    link_usable_bytes_per_s: float
-    decode: DecodeDetail
-    sources: Mapping[str, str]
-    thresholds: int
-    n_prfaas_options: int
-    max_prfaas_instances: int
-    splits: int
-    evaluations: int
-    ttft_slo: SloPlan | None = field(default=None)
-    robustness: Robustness | None = None  # a link's bandwidth as a law (api.robust)
-    interval: LambdaInterval | None = None  # Lambda_max at the stack's P10-P90 (api.interval)
-    planned_rate: RateLevel | None = None  # --plan-at rate=pNN: the trace's window planned for
-
-    @property
-    def head(self) -> MethodPlan:
-        return self.methods[self.method]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -211,19 +144,19 @@ def stage_name(binding: str, sites: int) -> str:
     return binding if sites > 1 else binding.split(" ")[0]
 
 
-def site_point(r: PlanResult, op: OperatingPoint) -> TopologyPoint:
-    """A one-PD-site configuration as a topology's point (its sites and link by name), so that
-    whatever reads a topology's plan reads this one the same way (the JSON's sites and links, `sweep`).
-    The pool's utilization is Lambda p / Theta_prfaas-compute (Eq. 3's compute half)."""
+def site_point(op: OperatingPoint, site: str, link: str) -> TopologyPoint:
+    """A one-PD-site configuration (Eqs. 3-6) as a topology's point, its site and link by name, so
+    that whatever reads a plan reads one site's as several sites'. The pool's utilization is
+    Lambda p / Theta_prfaas-compute (Eq. 3's compute half)."""
     busy = op.lambda_max_rps * op.p_offload / op.theta_prfaas_compute_rps if op.theta_prfaas_compute_rps else 0.0
-    link = op.theta_prfaas_link_rps
+    lk = op.theta_prfaas_link_rps
     assert op.threshold_tokens is not None
-    site = SitePoint(site=r.pd_site, link=r.link, demand_share=1.0, threshold_tokens=op.threshold_tokens, n_p=op.n_p,
-                     n_d=op.n_d, p_offload=op.p_offload, lambda_rps=op.lambda_max_rps, theta_pd_p_rps=op.theta_pd_p_rps,
-                     theta_link_rps=None if link is None or not op.p_offload else link / op.p_offload,
-                     theta_pd_d_rps=op.theta_pd_d_rps, egress_bytes_per_s=op.egress_bytes_per_s,
-                     link_utilization=op.link_utilization, prfaas_seconds_per_s=busy * op.n_prfaas)
-    return TopologyPoint(n_prfaas=op.n_prfaas, lambda_max_rps=op.lambda_max_rps, sites=(site,), prfaas_utilization=busy,
+    sp = SitePoint(site=site, link=link, demand_share=1.0, threshold_tokens=op.threshold_tokens, n_p=op.n_p,
+                   n_d=op.n_d, p_offload=op.p_offload, lambda_rps=op.lambda_max_rps, theta_pd_p_rps=op.theta_pd_p_rps,
+                   theta_link_rps=None if lk is None or not op.p_offload else lk / op.p_offload,
+                   theta_pd_d_rps=op.theta_pd_d_rps, egress_bytes_per_s=op.egress_bytes_per_s,
+                   link_utilization=op.link_utilization, prfaas_seconds_per_s=busy * op.n_prfaas)
+    return TopologyPoint(n_prfaas=op.n_prfaas, lambda_max_rps=op.lambda_max_rps, sites=(sp,), prfaas_utilization=busy,
                          binding=str(op.binding), tight=tuple(str(b) for b in op.tight))
 
 
@@ -254,27 +187,47 @@ class Independent:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TopologyRatios:
-    prfaas_vs_homogeneous: float | None
-    prfaas_vs_independent: float | None
-    naive_vs_homogeneous: float | None
+class Ratios:
+    """PrfaaS-PD's Lambda_max over each baseline's (None: the baseline or a price is missing;
+    independent planning: several PD sites only)."""
+
+    prfaas_vs_homogeneous: float | None = None
+    prfaas_vs_independent: float | None = None
+    naive_vs_homogeneous: float | None = None
     prfaas_vs_homogeneous_equal_cost: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TopologyMethodPlan:
+class GridPlan:
+    """One PD site's exhaustive search in Eqs. 3-6 terms (``core.optimize``): its best point with
+    every bound (Theta_prfaas's two halves, l_long, l_short), the runners-up and the baselines'
+    points; a topology of several sites is searched jointly (``core.joint``) and has none."""
+
+    best: OperatingPoint
+    top: tuple[OperatingPoint, ...]
+    homogeneous: HomogeneousBaseline | None
+    naive: NaiveBaseline | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MethodPlan:
+    """The plan under one method (paper or exact): the best configuration, its price and the
+    baselines (None: the scenario has no such baseline); ``decode``: each site's decode rate and
+    staging at the plan (``api.staging.detail``)."""
+
     method: str
     best: TopologyPoint
     cost: Priced
-    homogeneous: TopologyHomogeneous
-    independent: Independent
-    naive: TopologyPoint
-    naive_cost: Priced
-    ratios: TopologyRatios
+    homogeneous: TopologyHomogeneous | None
+    independent: Independent | None  # several PD sites only
+    naive: TopologyPoint | None
+    naive_cost: Priced | None
+    ratios: Ratios
     refined_threshold: bool
     evaluations: int
     search_s: float
-    decode: Mapping[str, DecodeDetail] = field(default_factory=dict)  # per site, as MethodPlan.decode
+    decode: Mapping[str, DecodeDetail] = field(default_factory=dict)
+    grid: GridPlan | None = None  # one PD site
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -288,6 +241,9 @@ class SiteInfo:
     mean_uncached_tokens: float
     output_tokens: float
     distribution: Mapping[str, Any]
+    prefix_hit_rate: float | None = None
+    hit_rate_source: str | None = None  # a trace's: measured, assumed or unknown (specs.topology.WorkloadSpec)
+    requests: int | None = None  # a trace's
     decode: DecodeDetail
     link: str
     link_bandwidth_bytes_per_s: float
@@ -297,24 +253,34 @@ class SiteInfo:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class TopologyPlanResult:
-    """`optimize` on a topology of several PD sites: the headline method first in ``methods``."""
+class PlanResult:
+    """`optimize` on any topology (the two-cluster form: one PD site named local behind a prefill
+    service named prfaas): the headline method first in ``methods``. ``grid``: the one-site
+    search's size (thresholds x splits x PrfaaS sizes), None for a joint search."""
 
     scenario: str
     model: str
     method: str
-    methods: Mapping[str, TopologyMethodPlan]
+    methods: Mapping[str, MethodPlan]
     prefill_site: str
     prefill: Pool
     sites: tuple[SiteInfo, ...]
     sources: Mapping[str, str]
     thresholds: int
     n_prfaas_options: int
-    ttft_slo: TopologySloPlan | None = field(default=None)
+    max_prfaas_instances: int
+    splits: int | None = None
+    evaluations: int | None = None
+    ttft_slo: SloPlan | TopologySloPlan | None = field(default=None)
     robustness: Robustness | None = None  # a link's bandwidth as a law (api.robust)
     interval: LambdaInterval | None = None  # Lambda_max at the stack's P10-P90 (api.interval)
     planned_rate: RateLevel | None = None  # --plan-at rate=pNN: the trace's window planned for
 
     @property
-    def head(self) -> TopologyMethodPlan:
+    def head(self) -> MethodPlan:
         return self.methods[self.method]
+
+    @property
+    def site(self) -> SiteInfo:
+        """The first PD site (the two-cluster form's local)."""
+        return self.sites[0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prfaas_plan.specs.results import Priced, TopologyPoint, TopologyRatios
+from prfaas_plan.specs.results import Priced, Ratios, TopologyPoint
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -16,7 +16,7 @@ class PlanSummary:
     point: TopologyPoint
     usable_bytes_per_s: tuple[float, ...]  # each PD site's link, in the point's sites' order
     cost: Priced
-    ratios: TopologyRatios  # prfaas_vs_independent: several PD sites only
+    ratios: Ratios  # prfaas_vs_independent: several PD sites only
     homogeneous_lambda_max_rps: float | None
     naive_lambda_max_rps: float | None
     independent_lambda_max_rps: float | None  # several PD sites: the prefill service split by share
