@@ -72,7 +72,7 @@ def test_under_a_ttft_slo_too():
     sc = load_scenario(None, CATALOG, overrides=["workload.input={kind: fixed, value: 8192}", "slo.ttft=10s"])
     out = optimize(sc).result.ttft_slo
     pr, nv = out.prfaas, out.naive_heterogeneous
-    assert (pr.n_prfaas, pr.n_p, pr.n_d) == (4, 0, 8)
+    assert (pr.n_prfaas, pr.sites[0].n_p, pr.sites[0].n_d) == (4, 0, 8)
     assert pr.lambda_ttft_rps == pytest.approx(nv.lambda_ttft_rps, rel=1e-3)
     assert pr.lambda_ttft_rps >= nv.lambda_ttft_rps * (1 - 1e-3)
-    assert pr.ttft_p90_s <= 10.0
+    assert pr.sites[0].ttft_p90_s <= 10.0 and pr.ttft_at_rate_s <= 10.0

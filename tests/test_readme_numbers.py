@@ -101,6 +101,32 @@ def test_two_regions_prose():
     quoted(f"the gain is {same['ratios']['prfaas_vs_independent']:.3f}x (the shares still differ)")
 
 
+def test_two_regions_ttft_slo_prose():
+    """The searched configuration under P90 <= 4 s and the rate of the throughput plan held (its
+    largest rate meeting the bound at every site, bisected here on the full node grid)."""
+    from prfaas_plan.api import context
+    from prfaas_plan.api.latency import system_latency
+    from prfaas_plan.api.systems import PRFAAS, topology_systems
+    from prfaas_plan.core.roots import bisect
+    from prfaas_plan.io.load import Catalog
+    from prfaas_plan.io.scenario import load_scenario
+
+    slo = run("optimize", "two-regions", "--set", "slo.ttft=4s")["ttft_slo"]["prfaas"]
+    a, b = slo["sites"]["region-a"], slo["sites"]["region-b"]
+    sc = load_scenario("two-regions", Catalog.default(), overrides=["slo.ttft=4s"])
+    with context.planning():
+        held = topology_systems(sc, which=(PRFAAS,))[PRFAAS]
+
+    def meets(rate: float) -> bool:
+        r = system_latency(sc, held, rate)
+        return r.stable and all(t.ttft_p90_s <= 4.0 for t in r.sites.values())
+
+    rate = bisect(meets, held.capacity_rps * 1e-3, held.capacity_rps * (1 - 1e-6), iterations=30)[0]
+    quoted(f"serves {slo['lambda_ttft_rps']:.3f} req/s at {units.format_length(a['threshold_tokens'])} "
+           f"{a['n_p']}/{a['n_d']} and {units.format_length(b['threshold_tokens'])} {b['n_p']}/{b['n_d']}, where its "
+           f"throughput plan held serves {rate:.3f}")
+
+
 def _cheapest_homogeneous(size: dict) -> dict:
     return min((p for p in size["homogeneous"].values() if isinstance(p, dict) and "cost" in p),
                key=lambda p: p["cost"]["per_hour"])

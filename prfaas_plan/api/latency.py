@@ -214,12 +214,19 @@ def mixture(system: TopologySystem, paths: dict[str, SitePaths]) -> list[tuple[A
             for s in system.sites for path in paths[s.site].paths if path.share > 0]
 
 
+def per_site(sc: ScenarioSpec, system: TopologySystem, rate_rps: float, *, nodes: int = 2000
+             ) -> tuple[lat.SharedPool | None, dict[str, SitePaths], dict[str, SystemTiming]]:
+    """Each PD site's analytic TTFT at its share of the total rate ``rate_rps`` (the prefill
+    service's wait shared with the other sites, ``prefill_pool``), with the pool and path laws."""
+    pool, paths = site_paths(sc, system, rate_rps, nodes=nodes)
+    return pool, paths, {s.site: timing_of(s.config, rate_rps * s.demand_share, paths[s.site]) for s in system.sites}
+
+
 def system_latency(sc: ScenarioSpec, system: TopologySystem, rate_rps: float, *, nodes: int = 2000
                    ) -> TopologyTiming:
-    """A system's analytic TTFT at the total rate ``rate_rps``: per PD site (its share of the rate,
-    the prefill service's wait shared with the other sites, ``prefill_pool``) and over every request."""
-    pool, paths = site_paths(sc, system, rate_rps, nodes=nodes)
-    per = {s.site: timing_of(s.config, rate_rps * s.demand_share, paths[s.site]) for s in system.sites}
+    """A system's analytic TTFT at the total rate ``rate_rps``: per PD site (``per_site``) and over
+    every request."""
+    pool, paths, per = per_site(sc, system, rate_rps, nodes=nodes)
     laws = mixture(system, paths)
     stable = all(t.stable for t in per.values())
     mean = sum(s.demand_share * (per[s.site].ttft_mean_s or 0.0) for s in system.sites) if stable else None

@@ -1,14 +1,13 @@
 """Library API of `optimize`: the plan of a scenario under both methods (``api.plan``, through
-``api.headline.planned``), and with ``slo.ttft`` the plan under that bound (one PD site searched
-over configurations, ``api.slo``; several held at their plan, ``api.topology_systems.ttft_slo``);
-the planner does not call back here."""
+``api.headline.planned``), and with ``slo.ttft`` the plan under that bound (``api.slo``); the
+planner does not call back here."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
 from prfaas_plan.api import plan_at as plan_at_
-from prfaas_plan.api import robust, slo, topology_systems
+from prfaas_plan.api import robust, slo
 from prfaas_plan.api.headline import BOTH, planned
 from prfaas_plan.api.interval import lambda_interval
 from prfaas_plan.api.plan import Plan
@@ -40,6 +39,4 @@ def _optimize(sc: ScenarioSpec, *, ttft_slo: bool) -> Plan:
     p = planned(sc, BOTH)
     if sc.ttft_slo_s is None or not ttft_slo:
         return p
-    if len(sc.topology.sites) == 1:  # the search over configurations under the bound (api.slo)
-        return replace(p, result=replace(p.result, ttft_slo=slo.bounded(sc, p.staged(), p.searches[sc.search.method])))
-    return replace(p, result=replace(p.result, ttft_slo=topology_systems.ttft_slo(sc)))
+    return replace(p, result=replace(p.result, ttft_slo=slo.bounded(sc, p)))

@@ -70,7 +70,7 @@ def topology_systems(sc: ScenarioSpec, *, which: tuple[str, ...] = (PRFAAS, HOMO
                            n_d=sp.n_d, capacity=cap.lambda_max_rps * sp.demand_share, binding=cap.stage)
                    for i, sp in enumerate(cap.sites)]
         out[PRFAAS] = topology_system(sc, PRFAAS, n, configs, cap.lambda_max_rps, cap.stage)
-    clusters = _homogeneous_clusters(sc)
+    clusters = homogeneous_clusters(sc)
     if HOMOGENEOUS in which and clusters is not None:
         configs, caps = [], []
         for i, (s, cluster) in enumerate(zip(topo.sites, clusters, strict=True)):
@@ -95,7 +95,7 @@ def topology_systems(sc: ScenarioSpec, *, which: tuple[str, ...] = (PRFAAS, HOMO
     return out
 
 
-def _homogeneous_clusters(sc: ScenarioSpec) -> list[Any] | None:
+def homogeneous_clusters(sc: ScenarioSpec) -> list[Any] | None:
     """Homogeneous PD per site: the scenario's baseline cluster for one PD site (none if it has
     none), each site's own instances plus its share of the prefill GPUs for several."""
     topo = sc.topology

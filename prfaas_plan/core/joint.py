@@ -139,6 +139,24 @@ def point(sites: Sequence[SiteModel], cands: Sequence[Candidates], chosen: Seque
                          binding=f"{kind} {where}".strip(), tight=tuple(f"{k} {w}".strip() for k, w in tight))
 
 
+def capacities(sites: Sequence[SiteModel], held: Sequence[Candidates], i: int, n_prfaas: float,
+               cands: Candidates) -> NDArray[np.float64]:
+    """Lambda_max (total) of each of site i's ``cands`` with the other sites at ``held`` (one
+    candidate each; ``held[i]`` is ignored): ``point``'s min over the shared compute and every
+    site's stages, vectorised over site i's candidates."""
+    own = site_stages(sites[i], cands)
+    rest, others = 0.0, UNBOUNDED
+    for j, (s, c) in enumerate(zip(sites, held, strict=True)):
+        if j != i:
+            st = site_stages(s, c)
+            rest += float(st.compute_load[0])
+            others = min(others, float(st.local[0]))
+    load = rest + own.compute_load
+    with np.errstate(divide="ignore"):
+        compute = np.where(load > 0, np.minimum(n_prfaas / np.where(load > 0, load, 1.0), UNBOUNDED), UNBOUNDED)
+    return np.minimum(np.minimum(compute, own.local), others)
+
+
 def _pick(c: Candidates, k: int) -> Candidates:
     sl = slice(k, k + 1)
     return Candidates(t=c.t[sl], n_p=c.n_p[sl], p=c.p[sl], t_long_s=c.t_long_s[sl], s_long_bytes=c.s_long_bytes[sl],

@@ -22,7 +22,7 @@ from prfaas_plan.report.plan_parts import (
     slo_json,
 )
 from prfaas_plan.specs.results import MethodPlan, PlanResult, Priced, SiteInfo, TopologyPoint
-from prfaas_plan.specs.slo import SloPlan, TopologySloPlan
+from prfaas_plan.specs.slo import SloPlan
 
 
 def _method_json(r: PlanResult, m: MethodPlan) -> dict[str, Any]:
@@ -43,11 +43,10 @@ def _method_json(r: PlanResult, m: MethodPlan) -> dict[str, Any]:
 def plan_json(r: PlanResult) -> dict[str, Any]:
     """`optimize`'s JSON: one PD site's layout or a topology's, then what either may carry (the
     TTFT SLO, robustness, the interval, the planned rate)."""
-    out = _topology_json(r) if len(r.sites) > 1 else _one_site_json(r)
-    if isinstance(r.ttft_slo, SloPlan):
-        out["ttft_slo"] = slo_json(r.ttft_slo)
-    elif isinstance(r.ttft_slo, TopologySloPlan):
-        out["ttft_slo"] = topology_slo_json(r.ttft_slo)
+    several = len(r.sites) > 1
+    out = _topology_json(r) if several else _one_site_json(r)
+    if r.ttft_slo is not None:
+        out["ttft_slo"] = topology_slo_json(r.ttft_slo) if several else slo_json(r.ttft_slo)
     if r.robustness is not None:
         out["robustness"] = robustness_json(r.robustness)
     if r.interval is not None:
@@ -137,16 +136,20 @@ def _site_json(s: SiteInfo) -> dict[str, Any]:
             "distribution": dict(s.distribution), "decode": decode_json(s.decode)}
 
 
-def topology_slo_json(s: TopologySloPlan) -> dict[str, Any]:
-    """``ttft_slo`` of a topology: each system held at its throughput configuration, every site's TTFT."""
+def topology_slo_json(s: SloPlan) -> dict[str, Any]:
+    """``ttft_slo`` of a topology: each system's configuration searched under the SLO (``api.slo``),
+    its total rate and every site's t, split and TTFT there."""
     out: dict[str, Any] = {"bound_s": s.bound_s, "statistic": s.statistic, "every_site": True,
-                           "configuration": "each system's throughput-best, held"}
-    for name, x in s.systems:
+                           "configuration": "searched under the bound, one site at a time"}
+    for name, x in (("prfaas", s.prfaas), ("homogeneous", s.homogeneous), ("naive_heterogeneous",
+                                                                         s.naive_heterogeneous)):
         out[name] = None if x is None else {
             "lambda_ttft_rps": x.lambda_ttft_rps, "capacity_rps": x.capacity_rps, "load": x.load, "binding": x.binding,
-            "sites": {k: {"ttft_mean_s": t.ttft_mean_s, "ttft_p90_s": t.ttft_p90_s, "ttft_p99_s": t.ttft_p99_s}
-                      for k, t in x.sites.items()}}
-    return out | {"ratios": {"prfaas_vs_homogeneous": s.prfaas_vs_homogeneous}}
+            "n_prfaas": x.n_prfaas, "ttft_at_rate_s": x.ttft_at_rate_s,
+            "sites": {t.site: {"threshold_tokens": t.threshold_tokens, "n_p": t.n_p, "n_d": t.n_d,
+                               "ttft_mean_s": t.ttft_mean_s, "ttft_p90_s": t.ttft_p90_s, "ttft_p99_s": t.ttft_p99_s}
+                      for t in x.sites}}
+    return out | {"ratios": {"prfaas_vs_homogeneous": s.prfaas_vs_homogeneous}, "search_s": s.search_s}
 
 
 def _topology_json(r: PlanResult) -> dict[str, Any]:

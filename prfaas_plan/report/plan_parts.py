@@ -19,7 +19,7 @@ from prfaas_plan.specs.results import (
     TopologyPoint,
 )
 from prfaas_plan.specs.robust import RateLevel, Robustness
-from prfaas_plan.specs.slo import SloPlan, SloPoint
+from prfaas_plan.specs.slo import SloPlan, SloSystem
 
 
 def prfaas_limited_by(op: OperatingPoint) -> str | None:
@@ -79,8 +79,15 @@ def links_json(p: TopologyPoint, usable_bytes_per_s: Sequence[float]) -> dict[st
             for sp, usable in zip(p.sites, usable_bytes_per_s, strict=True)}
 
 
-def slo_point_json(p: SloPoint | None) -> dict[str, Any] | None:
-    return None if p is None else asdict(p)
+def slo_point_json(p: SloSystem | None) -> dict[str, Any] | None:
+    """One system under the SLO, one PD site's layout: its configuration, rate and TTFT."""
+    if p is None:
+        return None
+    s = p.sites[0]
+    return {"threshold_tokens": s.threshold_tokens, "n_prfaas": p.n_prfaas, "n_p": s.n_p, "n_d": s.n_d,
+            "lambda_ttft_rps": p.lambda_ttft_rps, "capacity_rps": p.capacity_rps, "load": p.load, "binding": p.binding,
+            "ttft_mean_s": s.ttft_mean_s, "ttft_p90_s": s.ttft_p90_s, "ttft_p99_s": s.ttft_p99_s,
+            "ttft_at_rate_s": p.ttft_at_rate_s}
 
 
 def slo_json(s: SloPlan) -> dict[str, Any]:

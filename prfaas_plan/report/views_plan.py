@@ -9,11 +9,11 @@ from typing import Any
 from prfaas_plan import units
 from prfaas_plan.report.plan_json import plan_csv_rows, plan_json
 from prfaas_plan.report.plan_parts import prfaas_limited_by
-from prfaas_plan.report.render import BIG, SYSTEM_NAMES, emit, num, pct, table
+from prfaas_plan.report.render import BIG, emit, num, pct, table
 from prfaas_plan.specs.decode import DecodeDetail
 from prfaas_plan.specs.results import LambdaInterval, MethodPlan, OperatingPoint, PlanResult, TopologyPoint
 from prfaas_plan.specs.robust import RateLevel, Robustness
-from prfaas_plan.specs.slo import SloPlan, TopologySloPlan
+from prfaas_plan.specs.slo import SloPlan
 
 
 def _tok(x: float | None) -> str:
@@ -161,24 +161,40 @@ def _systems(m: MethodPlan) -> list[list[str]]:
 
 
 def _slo_table(slo: SloPlan, planned: RateLevel | None = None) -> Any:
+    """Each system under the TTFT SLO: one PD site's t and split with its TTFT, or each site's
+    t_i and split (N_prfaas) with the highest site's statistic."""
+    several = len(slo.prfaas.sites) > 1
     rows = []
     for d, label in ((slo.prfaas, "PrfaaS-PD"), (slo.homogeneous, "Homogeneous PD"),
                      (slo.naive_heterogeneous, "Naive heterogeneous")):
         if d is None:
-            rows.append([label, "-", "-", "none", "-", "misses the bound even at zero load", "ttft"])
+            rows.append([label, "-", *([] if several else ["-"]), "none", "-", "misses the bound even at zero load",
+                         "ttft"])
             continue
-        t_txt = "-" if d.threshold_tokens in (None, 0.0) else t_text(d.threshold_tokens)
-        rows.append([label, t_txt, f"{d.n_prfaas}/{d.n_p}/{d.n_d}", fixed(d.lambda_ttft_rps, 3),
-                     fixed(d.capacity_rps, 3), f"{fixed(d.ttft_mean_s, 2)} / {fixed(d.ttft_p90_s, 2)} / "
-                     f"{fixed(d.ttft_p99_s, 2)}", d.binding])
+        if several:
+            conf = [", ".join(f"{_slo_t(x.threshold_tokens)} {x.n_p}/{x.n_d}" for x in d.sites) + f" ({d.n_prfaas})"]
+            ttft = fixed(d.ttft_at_rate_s, 2)
+        else:
+            x = d.sites[0]
+            conf = [_slo_t(x.threshold_tokens), f"{d.n_prfaas}/{x.n_p}/{x.n_d}"]
+            ttft = f"{fixed(x.ttft_mean_s, 2)} / {fixed(x.ttft_p90_s, 2)} / {fixed(x.ttft_p99_s, 2)}"
+        rows.append([label, *conf, fixed(d.lambda_ttft_rps, 3), fixed(d.capacity_rps, 3), ttft, d.binding])
     ratio = slo.prfaas_vs_homogeneous
-    title = f"Under the TTFT SLO: {slo.statistic} TTFT <= {slo.bound_s:g} s (analytic latency model)"
+    title = (f"Under the TTFT SLO: {slo.statistic} TTFT <= {slo.bound_s:g} s"
+             + (" at every site" if several else "") + " (analytic latency model)")
     caption = [] if ratio is None else [f"PrfaaS-PD vs homogeneous under the SLO: {x_text(ratio)}"]
     if planned is not None:
         caption.append(f"rate: the busy window's, held ({planned.label.upper()} of the trace's windowed rate); the "
                        f"trace's mean rate at it is {1 / planned.factor:.3g}x")
-    return table(title, ["system", "t tokens", "prfaas/p/d", "rate req/s", "capacity req/s", "TTFT mean / P90 / P99 s",
-                         "bound by"], rows, caption="\n".join(caption) or None)
+    names = ", ".join(x.site for x in slo.prfaas.sites)
+    conf_cols = [f"t tokens, N_p/N_d per site ({names}) (N_prfaas)"] if several else ["t tokens", "prfaas/p/d"]
+    ttft_col = f"highest site's {slo.statistic} TTFT s" if several else "TTFT mean / P90 / P99 s"
+    return table(title, ["system", *conf_cols, "rate req/s", "capacity req/s", ttft_col, "bound by"], rows,
+                 caption="\n".join(caption) or None)
+
+
+def _slo_t(t: float | None) -> str:
+    return "-" if t in (None, 0.0) else t_text(t)
 
 
 def _gbps(b: float) -> str:
@@ -261,7 +277,7 @@ def _plan_tables(r: PlanResult) -> list[Any]:
                      ["method", "t tokens", "split", "p %", "l_long tokens", "Lambda req/s", "egress Gbps", "vs homog.",
                       "naive vs homog."],
                      m_rows))
-    if isinstance(r.ttft_slo, SloPlan):
+    if r.ttft_slo is not None:
         out.append(_slo_table(r.ttft_slo, r.planned_rate))
     if r.robustness is not None:
         out.append(robustness_table(r.robustness))
@@ -309,19 +325,6 @@ def _joint_systems(m: MethodPlan) -> list[list[str]]:
     ]
 
 
-def _slo_rows(slo: TopologySloPlan) -> list[list[str]]:
-    rows = []
-    for key in ("prfaas", "homogeneous", "naive_heterogeneous"):
-        d = slo.of(key)
-        if d is None:
-            rows.append([SYSTEM_NAMES[key], "none", "-", "misses the bound even at zero load"])
-            continue
-        worst = max(v.ttft_p90_s if slo.statistic == "p90" else v.ttft_mean_s for v in d.sites.values())
-        rows.append([SYSTEM_NAMES[key], fixed(d.lambda_ttft_rps, 3), fixed(d.capacity_rps, 3),
-                     f"{d.binding} (worst site {fixed(worst, 2)} s)"])
-    return rows
-
-
 def _topology_tables(r: PlanResult) -> list[Any]:
     m = r.head
     b = m.best
@@ -344,10 +347,8 @@ def _topology_tables(r: PlanResult) -> list[Any]:
     out.append(table("Systems side by side", ["", "joint PrfaaS-PD", "independent planning",
                                               f"homogeneous PD ({homog})", "naive heterogeneous"], _joint_systems(m),
                      caption=caption))
-    if isinstance(r.ttft_slo, TopologySloPlan):
-        out.append(table(f"Under the TTFT SLO: {r.ttft_slo.statistic} TTFT <= {r.ttft_slo.bound_s:g} s at every "
-                         "site (throughput-best configurations held)", ["system", "rate req/s", "capacity req/s",
-                                                                        "bound by"], _slo_rows(r.ttft_slo)))
+    if r.ttft_slo is not None:
+        out.append(_slo_table(r.ttft_slo, r.planned_rate))
     if r.robustness is not None:
         out.append(robustness_table(r.robustness, topology=True))
     m_rows = []

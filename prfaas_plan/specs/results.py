@@ -16,7 +16,7 @@ from typing import Any
 
 from prfaas_plan.specs.decode import DecodeDetail
 from prfaas_plan.specs.robust import RateLevel, Robustness
-from prfaas_plan.specs.slo import SloPlan, TopologySloPlan
+from prfaas_plan.specs.slo import SloPlan
 
 
 class Binding(StrEnum):
@@ -271,7 +271,7 @@ class PlanResult:
     max_prfaas_instances: int
     splits: int | None = None
     evaluations: int | None = None
-    ttft_slo: SloPlan | TopologySloPlan | None = field(default=None)
+    ttft_slo: SloPlan | None = field(default=None)
     robustness: Robustness | None = None  # a link's bandwidth as a law (api.robust)
     interval: LambdaInterval | None = None  # Lambda_max at the stack's P10-P90 (api.interval)
     planned_rate: RateLevel | None = None  # --plan-at rate=pNN: the trace's window planned for
