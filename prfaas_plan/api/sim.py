@@ -13,7 +13,6 @@ from prfaas_plan.api.latency import resolve_rate, system_latency
 from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, topology_systems
 from prfaas_plan.errors import SpecError
 from prfaas_plan.sim.result import SimulateRun, SystemRun
-from prfaas_plan.sim.run import simulate as run_site
 from prfaas_plan.sim.topology import simulate_topology
 from prfaas_plan.specs.latency import TRACE_CHECK_RTOL, LatencyResult, TraceCheck
 from prfaas_plan.specs.run import RunArgs, check, check_size
@@ -79,9 +78,9 @@ def simulate(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | N
              progress: Callable[[str, int, int], None] | None = None) -> SimulateRun:
     """Simulate every system the scenario compares at one total rate; see :func:`simulate_systems`.
 
-    One PD site runs in ``sim.run`` (with its control loops and per-request records); several
-    share the prefill service's one pool in ``sim.topology``. ``progress(label, arrived, expected)``
-    is called as each run advances.
+    Every topology runs in ``sim.topology`` (one PD site on its fast path, ``sim.fast``; the control
+    loops and per-request records are a site's own). ``progress(label, arrived, expected)`` is called
+    as each run advances.
     """
     args = RunArgs(rate_rps=rate_rps, load=load, n_requests=n_requests, duration_s=duration_s, seed=seed)
     several = len(sc.topology.sites) > 1
@@ -102,17 +101,10 @@ def simulate(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | N
         expected = expected_requests(sc, rate, n_requests, duration_s)
         tick = None if progress is None else (lambda n, name=name, expected=expected:
                                               progress(f"simulating {name}", n, expected))
-        rng = np.random.default_rng(stream)
-        if several:
-            shared = simulate_topology(sc, system, rate_rps=rate, n_requests=n_requests, duration_s=duration_s,
-                                       rng=rng, warmup_fraction=WARMUP_FRACTION, progress=tick)
-            sites = dict(shared.sites)
-        else:
-            site = system.sites[0]
-            res = run_site(sc, site.config, rate_rps=rate, n_requests=n_requests, duration_s=duration_s, rng=rng,
-                           records=records, warmup_fraction=WARMUP_FRACTION, control=control, progress=tick)
-            shared, sites = None, {site.site: res}
-        runs[name] = SystemRun(name=name, system=system, sites=sites, shared=shared,
+        out = simulate_topology(sc, system, rate_rps=rate, n_requests=n_requests, duration_s=duration_s,
+                                rng=np.random.default_rng(stream), warmup_fraction=WARMUP_FRACTION, progress=tick,
+                                records=records, control=control)
+        runs[name] = SystemRun(name=name, system=system, sites=dict(out.sites), shared=out if several else None,
                                analytic=system_latency(sc, system, rate), load=rate / system.capacity_rps)
     whole = all(traced)
     return SimulateRun(scenario=sc.name, model=sc.model.name, head=PRFAAS if PRFAAS in runs else next(iter(runs)),

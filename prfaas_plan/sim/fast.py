@@ -1,8 +1,8 @@
 """Which path plays a simulated run, and on which parts: the fast path (``sim.kernel``), compiled or
-as Python, or the reference (the engine and the entities, ``sim.run``).
+as Python, or the reference (the engine and the entities, ``sim.topology`` and ``sim.site``).
 
-A run with no control loop and no replayed bandwidth series takes the fast path; the others need
-the reference's objects. Both are built on the parts of ``sim.parts`` (the request record and the
+A run of one PD site with no control loop and no replayed bandwidth series takes the fast path;
+the others need the reference's objects. Both are built on the parts of ``sim.parts`` (the request record and the
 stations' state). setup.py compiles parts.py and kernel.py with Cython, as one extension
 ``prfaas_plan.sim._kernel``, when a C compiler is there; it is used (for both paths) only while it
 was built from the very sources beside it (it carries their SHA-256: an edited source runs as
@@ -55,6 +55,10 @@ def parts() -> Any:
 
 
 def plain(run: Any) -> bool:
-    """Whether ``run`` (a ``sim.run._Run``) can take the fast path: no control loop, no replayed series,
-    and not run before (the fast path writes the run's histograms whole)."""
-    return run.monitor is None and run.balancer is None and run.router is None and run.hist.n == 0
+    """Whether ``run`` (a ``sim.topology.TopologyEngineRun``) can take the fast path: one PD site on
+    the run's own stations, no control loop, no replayed series, and not run before (the fast path
+    writes the run's histograms whole)."""
+    if not run.kernel_ready or len(run.sites) != 1:
+        return False
+    site = run.sites[0]
+    return site.monitor is None and site.balancer is None and site.router is None and run.hist.n == 0

@@ -15,10 +15,10 @@ from dataclasses import replace
 
 import numpy as np
 
+from prfaas_plan.sim.driver import SERIES_POINTS, Saturation, check_bounds
 from prfaas_plan.sim.entities import Pool
 from prfaas_plan.sim.policies import make_source
 from prfaas_plan.sim.result import TopologySimResult
-from prfaas_plan.sim.run import SERIES_POINTS, Saturation, check_bounds
 from prfaas_plan.sim.site import Site, Snap, pool_snap, pool_window
 from prfaas_plan.sim.stations import SharedLink
 from prfaas_plan.sim.topology import Stages, TopologyEngineRun, link_rps, run_length, saturation_of
@@ -31,6 +31,8 @@ __all__ = ["saturation_fleet", "simulate_fleet"]
 
 class _FleetRun(TopologyEngineRun):
     """A topology run whose PrfaaS pools are per model and whose links are per physical site."""
+
+    kernel_ready = False  # the fast path's stations are one pool and a link per site
 
     def __init__(self, system: FleetSystem, sources: list, **kw) -> None:
         self.fleet = system

@@ -1,14 +1,11 @@
-"""The simulator's fast path: one system's run as one event loop on its own heap, over the run's
-stations and the request record (``sim.parts``); ``sim.fast`` says when it runs and whether
-compiled (setup.py compiles parts.py and this file as one Cython module).
-
-The reference, ``sim.run._Run``, runs a system as objects scheduling bound methods on
-``sim.engine.Engine``; it alone serves the control loops and replayed series. Without those a
-request's life is a fixed script, which ``Kernel`` plays with its events as ``(time, seq, kind,
-request)`` tuples. It is the reference step for step: the same events at the same moments with
-the same (time, seq) keys (the engine's priorities are all 0 here), the same floating-point
-operations in the same order, the same snapshots, so a seed gives the same result bit for bit
-(tests/sim/test_kernel.py, test_identity.py).
+"""The simulator's fast path: a plain run of one PD site (no control loop, no replayed series) as
+one event loop on its own heap, over the site's stations and the request record (``sim.parts``);
+``sim.fast`` says when it runs and whether compiled (setup.py compiles parts.py and this file as
+one Cython module). The reference (``sim.topology``, ``sim.site``) schedules bound methods on
+``sim.engine.Engine``; here a request's life is a fixed script played with events as ``(time,
+seq, kind, request)`` tuples, the reference step for step: the same events at the same (time, seq)
+keys, the same floating-point operations in the same order, the same snapshots, so a seed gives
+the same result bit for bit (tests/sim/test_kernel.py, test_identity.py).
 """
 
 from __future__ import annotations
@@ -51,19 +48,16 @@ FIN_P, FIN_L, BULK_START, READY, ADMIT, ARRIVE, LINK = range(7)
 @cython.final
 @cython.cclass
 class Kernel:
-    """One plain run (``sim.run._Run`` with no control loop and no replayed series) played on its own
-    heap: a request's life is a fixed script (arrive, queue for a prefill server, ship the KV over
-    the link when offloaded, wait for a decode slot), each step a method here, on the run's stations.
+    """One plain run on its own heap, each step of a request's life a method. The link's reschedules
+    are folded: where ``SharedLink`` reschedules, this draws the seq it would draw (``tseq``); the
+    timer is set once, at the end of the event, from the state the last of them saw (nothing touches
+    the link after it within an event); a seq drawn and never used leaves the others' order as it
+    was. The counters and TTFT tallies go to the site and the run at each snapshot and at the end."""
 
-    The link's reschedules are folded: where ``SharedLink`` reschedules, this draws the seq it would
-    draw (``tseq``); the timer is set once, at the end of the event, from the state the last of them
-    saw (nothing touches the link after it within an event). A seq drawn and never used leaves the
-    order of the others as it was. The counters and TTFT tallies are written to the run around each
-    snapshot and at the end."""
-
-    cython.declare(run=object, engine=object, src=object, heap=list, now=cython.double, seq=cython.Py_ssize_t,
-                   pool_p=Fifo, pool_l=Fifo, link=Link, dec=Slots, n_layers=cython.Py_ssize_t, landing=cython.double,
-                   thr=object, ev=object, records=object)  # ev: the request of the event being played
+    # ev: the request of the event being played
+    cython.declare(run=object, site=object, engine=object, src=object, heap=list, now=cython.double,
+                   seq=cython.Py_ssize_t, pool_p=Fifo, pool_l=Fifo, link=Link, dec=Slots,
+                   n_layers=cython.Py_ssize_t, landing=cython.double, thr=object, ev=object, records=object)
     # the seq of the link's last reschedule in this event (-1: none); its completion due at
     # (timer_t, timer_seq) for the tag timer_tag; an admission event pending; the next arrival
     cython.declare(tseq=cython.Py_ssize_t, timer_on=cython.bint, timer_t=cython.double, timer_seq=cython.Py_ssize_t,
@@ -72,25 +66,27 @@ class Kernel:
     # the run's counters, and its TTFT tallies (``tot``: the whole run's sum, in admission order)
     cython.declare(arrived=cython.Py_ssize_t, link_done=cython.Py_ssize_t, n_measured=cython.Py_ssize_t,
                    routed_p=cython.Py_ssize_t, routed_l=cython.Py_ssize_t, done_arriving=cython.bint,
-                   counts_p=list, counts_l=list, tot=cython.double, tot_p=cython.double, tot_l=cython.double,
-                   lo_p=cython.double, hi_p=cython.double, lo_l=cython.double, hi_l=cython.double)
+                   kv_in=cython.double, counts_p=list, counts_l=list, tot=cython.double, tot_p=cython.double,
+                   tot_l=cython.double, lo_p=cython.double, hi_p=cython.double, lo_l=cython.double, hi_l=cython.double)
     # a parametric source: its current batch, read in place (ParamSource.request)
     cython.declare(par=cython.bint, times=list, ls=list, svp=list, svl=list, kvs=list, base=cython.Py_ssize_t,
                    warm_i=object, warm_t=cython.double, hold_c=cython.double)
 
     def __init__(self, run: Any) -> None:
-        self.run, self.engine, self.src, self.heap = run, run.engine, run.src, []
+        site = run.sites[0]
+        self.run, self.site, self.engine, self.src, self.heap = run, site, run.engine, site.src, []
         self.seq, self.now = run.engine.take_over(), run.engine.now
-        self.pool_p, self.pool_l, self.link, self.dec = run.pool_p, run.pool_l, run.link, run.decode
-        self.n_layers, self.landing, self.thr = run.n_layers, run.system.landing_s, run.thr
+        self.pool_p, self.pool_l, self.link, self.dec = site.pool_p, site.pool_l, site.link, site.decode
+        self.n_layers, self.landing, self.thr = site.n_layers, site.system.landing_s, site.thr
         self.tseq, self.timer_on, self.admit_on, self.arrive_on = -1, False, False, False
-        self.arrived, self.link_done, self.n_measured = run.arrived, run.link_done, run.n_measured
-        self.routed_p, self.routed_l, self.done_arriving = run.routed["prfaas"], run.routed["local"], run.done_arriving
-        hist_p, hist_l = run.hist_path["prfaas"], run.hist_path["local"]
+        self.arrived, self.link_done, self.n_measured = site.arrived, site.link_done, site.n_measured
+        self.routed_p, self.routed_l = site.routed["prfaas"], site.routed["local"]
+        self.done_arriving, self.kv_in = run.done_arriving, site.kv_in
+        hist_p, hist_l = site.hist_path["prfaas"], site.hist_path["local"]
         self.counts_p, self.counts_l = hist_p.counts, hist_l.counts
-        self.tot, self.tot_p, self.tot_l = run.hist.total, hist_p.total, hist_l.total
+        self.tot, self.tot_p, self.tot_l = site.hist.total, hist_p.total, hist_l.total
         self.lo_p, self.hi_p, self.lo_l, self.hi_l = hist_p.lo, hist_p.hi, hist_l.lo, hist_l.hi
-        self.records = run.records
+        self.records = site.records
         self.par = hasattr(self.src, "batch")
         if self.par:
             self.warm_i, self.warm_t, self.hold_c = self.src.warm_i, self.src.warm_t, self.src.hold
@@ -104,8 +100,7 @@ class Kernel:
 
     @cython.cfunc
     def pop(self) -> cython.int:
-        """The kind of the first event of the heap, the timer and the next arrival by (time, seq), the
-        clock moved to it and its request in ``ev``; -1: nothing is left."""
+        """The kind of the first of the heap, timer and next arrival by (time, seq), its request in ``ev``."""
         t: cython.double = 0.0
         s: cython.Py_ssize_t = 0
         kind: cython.int = -1
@@ -246,7 +241,7 @@ class Kernel:
 
     @cython.cfunc
     def admit(self, r: Req) -> None:
-        """``r``'s first token (``sim.run._Run._admit``): its TTFT into the tallies (``Hist.add``)."""
+        """``r``'s first token (``sim.site.Site._admit``): its TTFT into the tallies (``Hist.add``)."""
         now: cython.double = self.now
         ttft: cython.double = now - r.arrived_at
         if self.done_arriving:
@@ -273,7 +268,7 @@ class Kernel:
 
     # ------------------------------------------------------------------ arrivals
     @cython.cfunc
-    def arrive(self) -> None:  # sim.run._Run.arrive
+    def arrive(self) -> None:  # sim.site.Site.arrive
         i: cython.Py_ssize_t = self.arrived
         nxt = self.arrive_param(i) if self.par else self.arrive_traced(i)
         if nxt is None:
@@ -300,6 +295,7 @@ class Kernel:
         l = self.ls[pos]
         if self.thr < l:
             self.routed_p += 1
+            self.kv_in += self.kvs[pos]  # Site.arrive's kv + prefetch (0 here)
             self.submit(Req(i, self.now, l, True, self.svp[pos], self.kvs[pos], self.hold_c, measured))
         else:
             self.routed_l += 1
@@ -318,6 +314,7 @@ class Kernel:
         self.measure(measured)
         off, l, service, kv, hold, prefetch = self.src.request(i, self.thr.__lt__, measured)
         r: Req = Req(i, self.now, l, off, service, kv, hold, measured)
+        self.kv_in += kv + prefetch
         self.arrived = i + 1
         if off:
             self.routed_p += 1
@@ -333,10 +330,13 @@ class Kernel:
     # ------------------------------------------------------------------ the run's objects
     @cython.cfunc
     def sync(self) -> None:
-        """The counters into the run, the clock into the engine (the stations are the run's own)."""
-        run = self.run
-        run.link_done, run.arrived, run.n_measured = self.link_done, self.arrived, self.n_measured
-        run.routed["prfaas"], run.routed["local"] = self.routed_p, self.routed_l
+        """The counters into the site and the run, the clock into the engine (the stations are the site's)."""
+        site, run = self.site, self.run
+        site.link_done, site.arrived, site.n_measured = self.link_done, self.arrived, self.n_measured
+        site.routed["prfaas"], site.routed["local"], site.kv_in = self.routed_p, self.routed_l, self.kv_in
+        if self.pool_p is not None:  # every completion of the shared pool is this site's
+            site.prfaas_done = self.pool_p.completed
+        run.arrived, run.n_measured = self.arrived, self.n_measured
         self.engine.now = self.now
 
     @cython.cfunc
@@ -352,16 +352,17 @@ class Kernel:
         self.seq += 1
 
     def end_run(self, events: int) -> None:
-        """The counters, the tallies into the run's histograms and the engine's clock and count."""
+        """The counters, the tallies into the site's and the run's histograms, the engine's clock and count."""
         self.sync()
-        run = self.run
-        run.done_arriving = self.done_arriving
-        hist, hist_p, hist_l = run.hist, run.hist_path["prfaas"], run.hist_path["local"]
-        hist_p.n, hist_p.total, hist_p.lo, hist_p.hi = sum(self.counts_p), self.tot_p, self.lo_p, self.hi_p
-        hist_l.n, hist_l.total, hist_l.lo, hist_l.hi = sum(self.counts_l), self.tot_l, self.lo_l, self.hi_l
-        hist.counts = [a + b for a, b in zip(self.counts_p, self.counts_l, strict=True)]
-        hist.n, hist.total = hist_p.n + hist_l.n, self.tot
-        hist.lo, hist.hi = min(self.lo_p, self.lo_l), max(self.hi_p, self.hi_l)
+        self.run.done_arriving = self.done_arriving
+        for owner in (self.site, self.run):
+            hist, hist_p, hist_l = owner.hist, owner.hist_path["prfaas"], owner.hist_path["local"]
+            hist_p.counts, hist_l.counts = list(self.counts_p), list(self.counts_l)
+            hist_p.n, hist_p.total, hist_p.lo, hist_p.hi = sum(self.counts_p), self.tot_p, self.lo_p, self.hi_p
+            hist_l.n, hist_l.total, hist_l.lo, hist_l.hi = sum(self.counts_l), self.tot_l, self.lo_l, self.hi_l
+            hist.counts = [a + b for a, b in zip(self.counts_p, self.counts_l, strict=True)]
+            hist.n, hist.total = hist_p.n + hist_l.n, self.tot
+            hist.lo, hist.hi = min(self.lo_p, self.lo_l), max(self.hi_p, self.hi_l)
         self.engine.give_back(self.now, events, self.seq)
 
     def play(self, progress: Callable[[int], None] | None, drain: bool, step: int) -> int:
@@ -402,8 +403,7 @@ class Kernel:
 
 
 def run_plain(run: Any, progress: Callable[[int], None] | None, drain: bool, step: int) -> None:
-    """Play ``run`` to its end as ``sim.run.drive`` would: ``step`` events between progress reports,
-    stopping after the step in which the last request arrived unless ``drain``."""
+    """Play ``run`` as ``sim.driver.drive`` would: ``step`` events a report, undrained to the last arrival's."""
     kernel = Kernel(run)
     kernel.start_run()
     kernel.end_run(kernel.play(progress, drain, step))

@@ -3,8 +3,8 @@
 ``KvPath`` holds the event callbacks of one PD site's path (docs/model.md#routing-by-threshold,
 docs/model.md#latency-and-queueing): the layer-wise pipelined KV shipment of an offloaded request over the site's link,
 the instantaneous RDMA hand-off of a local one, the RTT, and a prefix-cache prefetch joining its
-prefill queue. ``sim.run._Run`` (one system) and ``sim.topology`` (one object per PD site, the
-PrfaaS pool shared) both mix it in, so the two simulate the same life cycle.
+prefill queue. ``sim.site.Site`` mixes it in (one object per PD site, the PrfaaS pool shared);
+the fast path (``sim.kernel``) plays the same steps.
 """
 
 from __future__ import annotations

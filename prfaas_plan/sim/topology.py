@@ -16,9 +16,12 @@ Model (docs/model.md#several-pd-sites; each site's path is ``sim.run``'s, throug
 - Metrics: one window for every site, [first measured arrival, last decode admission at any site
   after the last arrival] (undrained runs: the last arrival); per site what a ``SimResult``
   holds, for the topology its TTFT over every site, the shared pool's utilisation and each
-  stage's rate, share and busy fraction. With one site of share 1 a drained run is
-  ``sim.run.simulate``'s, event for event, on the same generator.
-- No control loops (``ControlConfig``): they are written for one link and one local pool.
+  stage's rate, share and busy fraction. One system of the two-cluster form is one site of share
+  1 (``sim.run.simulate``).
+- Control loops (``ControlConfig``), a replayed bandwidth series with its router (``sim.replay``)
+  and per-request records are each site's own (``sim.site``); ``api.sim`` asks for them on one PD
+  site. A plain run of one PD site (none of them) is played by the fast path (``sim.fast``,
+  ``sim.kernel``), compiled where it was built, the same run bit for bit.
 """
 
 from __future__ import annotations
@@ -27,22 +30,24 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
 from prfaas_plan.errors import SpecError
+from prfaas_plan.sim import fast as fast_path
+from prfaas_plan.sim.driver import SERIES_POINTS, STEP, TIE_RTOL, Saturation, check_bounds, drive
 from prfaas_plan.sim.engine import Engine
 from prfaas_plan.sim.entities import Hist, Pool
 from prfaas_plan.sim.policies import ParamSource, TraceSource, make_source
 from prfaas_plan.sim.result import SimResult, TopologySimResult
-from prfaas_plan.sim.run import SERIES_POINTS, TIE_RTOL, Saturation, check_bounds, drive
 from prfaas_plan.sim.site import Site, SiteReq, Snap, Window, pool_snap, pool_window
 from prfaas_plan.sim.stations import SharedLink
 from prfaas_plan.specs.scenario import ScenarioSpec
-from prfaas_plan.specs.system import SystemConfig
+from prfaas_plan.specs.system import ControlConfig, SystemConfig
 from prfaas_plan.specs.topology import SiteSystem, TopologySystem
 
-__all__ = ["TopologySimResult", "saturation_throughput", "saturation_topology", "simulate_topology"]
+__all__ = ["TopologySimResult", "play", "saturation_throughput", "saturation_topology", "simulate_topology"]
 
 _DEFAULT_REQUESTS = 20_000
 SATURATED = 0.98  # saturation: a stage busy at least this much limits; the others pass what they get
@@ -50,10 +55,15 @@ Stages = tuple[dict[str, float | None], dict[str, float], dict[str, float | None
 
 
 class TopologyEngineRun:
-    """One run: the engine, the shared PrfaaS pool, the sites, and the window's snapshots."""
+    """One run: the engine, the shared PrfaaS pool, the sites, and the window's snapshots.
+    ``kernel_ready``: its stations are the fast path's (one prefill pool, a link per site)."""
+
+    kernel_ready = True
 
     def __init__(self, system: TopologySystem, sources: list[ParamSource | TraceSource], *,
-                 n_total: int | None, warm_n: int | None, warm_t: float, window_s: float) -> None:
+                 n_total: int | None, warm_n: int | None, warm_t: float, window_s: float,
+                 records: bool = False, control: ControlConfig | None = None,
+                 replay: dict[str, Any] | None = None) -> None:
         self.engine = Engine()
         self.name = system.name
         self.n_prfaas = system.n_prfaas
@@ -61,7 +71,8 @@ class TopologyEngineRun:
         self.pool_p = Pool(self.engine, "prfaas", system.n_prfaas, self._prefill_done_p, self._prefill_start_p) \
             if system.n_prfaas > 0 and any_t else None
         self.n_total, self.warm_n, self.warm_t = n_total, warm_n, warm_t
-        self.sites = [Site(self, spec, src, window_s) for spec, src in zip(system.sites, sources, strict=True)]
+        self.sites = [Site(self, spec, src, window_s, records=records, control=control, replay=replay)
+                      for spec, src in zip(system.sites, sources, strict=True)]
         self.hist = Hist()
         self.hist_path = {"prfaas": Hist(), "local": Hist()}
         self.arrived = self.n_measured = 0
@@ -116,12 +127,13 @@ class TopologyEngineRun:
         s["sites"] = [site.snapshot(now) for site in self.sites]
         return s
 
-    def run(self, progress: Callable[[int], None] | None, drain: bool) -> None:
+    def run(self, progress: Callable[[int], None] | None, drain: bool, fast: bool = True) -> None:
+        """Play the run: a plain one-site run on the fast path (``sim.fast``), else on the engine."""
+        if fast and fast_path.plain(self):
+            fast_path.implementation().run_plain(self, progress, drain, STEP)
+            return
         for site in self.sites:
-            first = site.src.next_time(0)
-            if first is not None:
-                site.pending = self.engine.schedule_at(first, site.arrive)
-                self.open += 1
+            self.open += site.start()
         drive(self.engine, progress, lambda: self.arrived, lambda: not drain and self.done_arriving)
 
     def result(self, rate_rps: float, wall_s: float, cpu_s: float, drain: bool) -> TopologySimResult:
@@ -212,16 +224,13 @@ def run_length(scs: list[ScenarioSpec], n_requests: int | None, duration_s: floa
     return cap if n_requests is None else n_requests
 
 
-def simulate_topology(sc: ScenarioSpec, system: TopologySystem, *, rate_rps: float, n_requests: int | None = None,
-                      duration_s: float | None = None, rng: np.random.Generator, warmup_fraction: float = 0.1,
-                      progress: Callable[[int], None] | None = None, drain: bool = True) -> TopologySimResult:
-    """Simulate the PD sites of ``system`` sharing its PrfaaS pool at total arrival rate ``rate_rps``.
-
-    Site i's arrivals come at demand_share_i x Lambda from its own workload (``site.workload``,
-    its trace time-scaled to that rate). ``n_requests`` (of the merged stream) or ``duration_s``
-    bound the run; ``drain`` False stops soon after the last arrival (saturation runs).
-    ``progress(arrived)`` is called every few thousand events.
-    """
+def play(sc: ScenarioSpec, system: TopologySystem, *, rate_rps: float | None, n_requests: int | None = None,
+         duration_s: float | None = None, rng: np.random.Generator, warmup_fraction: float = 0.1,
+         progress: Callable[[int], None] | None = None, drain: bool = True, records: bool = False,
+         control: ControlConfig | None = None, replay: dict[str, Any] | None = None,
+         fast: bool = True) -> tuple[TopologyEngineRun, TopologySimResult]:
+    """``simulate_topology``, with the played run (its sites' sources, links and what the router saw).
+    ``rate_rps`` None: every site replays its trace at its own pace."""
     check_bounds(rate_rps, n_requests, duration_s, warmup_fraction)
     _check(system)
     cpu0, wall0 = time.process_time(), time.perf_counter()
@@ -231,16 +240,48 @@ def simulate_topology(sc: ScenarioSpec, system: TopologySystem, *, rate_rps: flo
     for s, sc_i in zip(system.sites, scs, strict=True):
         trace = sc_i.workload.trace
         n_i = None if n_total is None else min(n_total, len(trace)) if trace is not None else n_total
-        sources.append(make_source(sc_i, s.config, rng, rate_rps=s.demand_share * rate_rps, n_requests=n_i,
-                                   duration_s=duration_s, warmup_fraction=warmup_fraction))
+        rate_i = None if rate_rps is None else s.demand_share * rate_rps
+        sources.append(make_source(sc_i, s.config, rng, rate_rps=rate_i, n_requests=n_i, duration_s=duration_s,
+                                   warmup_fraction=warmup_fraction))
     if all(src.next_time(0) is None for src in sources):
         raise SpecError(f"no request arrives within {duration_s:g} s", field="--duration")
-    horizon = duration_s if duration_s is not None else (n_total or 0) / rate_rps
     warm_n = None if n_total is None else min(int(warmup_fraction * n_total), n_total - 1)
     run = TopologyEngineRun(system, sources, n_total=n_total, warm_n=warm_n,
-                       warm_t=warmup_fraction * (duration_s or 0.0), window_s=max(1.0, horizon / SERIES_POINTS))
-    run.run(progress, drain)
-    return run.result(rate_rps, time.perf_counter() - wall0, time.process_time() - cpu0, drain)
+                            warm_t=warmup_fraction * (duration_s or 0.0),
+                            window_s=max(1.0, _horizon(sources, duration_s, n_total, rate_rps) / SERIES_POINTS),
+                            records=records, control=control, replay=replay)
+    run.run(progress, drain, fast)
+    rate = rate_rps if rate_rps is not None else sum(src.rate_rps for src in sources)
+    return run, run.result(rate, time.perf_counter() - wall0, time.process_time() - cpu0, drain)
+
+
+def _horizon(sources: list[ParamSource | TraceSource], duration_s: float | None, n_total: int | None,
+             rate_rps: float | None) -> float:
+    """Seconds of arrivals: ``duration_s``, the traces' longest span where every site replays one,
+    else the run's length at the total rate."""
+    if duration_s is not None:
+        return duration_s
+    if all(isinstance(src, TraceSource) for src in sources) or rate_rps is None:
+        return max(src.horizon_s for src in sources)
+    return (n_total or 0) / rate_rps
+
+
+def simulate_topology(sc: ScenarioSpec, system: TopologySystem, *, rate_rps: float | None,
+                      n_requests: int | None = None, duration_s: float | None = None, rng: np.random.Generator,
+                      warmup_fraction: float = 0.1, progress: Callable[[int], None] | None = None,
+                      drain: bool = True, records: bool = False, control: ControlConfig | None = None,
+                      fast: bool = True) -> TopologySimResult:
+    """Simulate the PD sites of ``system`` sharing its PrfaaS pool at total arrival rate ``rate_rps``.
+
+    Site i's arrivals come at demand_share_i x Lambda from its own workload (``site.workload``,
+    its trace time-scaled to that rate). ``n_requests`` (of the merged stream) or ``duration_s``
+    bound the run; ``drain`` False stops soon after the last arrival (saturation runs).
+    ``progress(arrived)`` is called every few thousand events; ``records`` and ``control`` are
+    each site's (``sim.site``); ``fast`` False plays a plain one-site run on the engine.
+    """
+    return play(sc, system, rate_rps=rate_rps, n_requests=n_requests, duration_s=duration_s, rng=rng,
+                warmup_fraction=warmup_fraction, progress=progress, drain=drain, records=records, control=control,
+                fast=fast)[1]
 
 
 def saturation_topology(sc: ScenarioSpec, system: TopologySystem, rng: np.random.Generator,

@@ -23,7 +23,8 @@ from prfaas_plan.io.scenario import load_scenario
 from prfaas_plan.sim import fast, kernel, parts
 from prfaas_plan.sim.entities import Hist, Pool
 from prfaas_plan.sim.policies import make_source
-from prfaas_plan.sim.run import _Run, simulate
+from prfaas_plan.sim.run import one_site, simulate
+from prfaas_plan.sim.topology import TopologyEngineRun
 from prfaas_plan.specs.system import ControlConfig
 from tests.sim.identity_cases import FIXTURES
 
@@ -125,12 +126,19 @@ def test_the_fast_path_is_taken(case, monkeypatch, impl):
 def test_plain_is_what_the_reference_needs(case):
     sc, cfg = case
     c = cfg["prfaas"]
-    src = make_source(sc, c, np.random.default_rng(0), rate_rps=1.0, n_requests=10, duration_s=None,
-                      warmup_fraction=0.1)
-    assert fast.plain(_Run(sc, c, src, records=False, control=None))
-    assert not fast.plain(_Run(sc, c, src, records=False, control=ControlConfig()))
-    assert not fast.plain(_Run(sc, c, src, records=False, control=ControlConfig(max_link_utilization=None,
-                                                                                  period_s=5.0)))
+
+    def run(control, system=one_site(sc, c)):
+        src = make_source(sc, c, np.random.default_rng(0), rate_rps=1.0, n_requests=10, duration_s=None,
+                          warmup_fraction=0.1)
+        return TopologyEngineRun(system, [src] * len(system.sites), n_total=10, warm_n=1, warm_t=0.0, window_s=1.0,
+                                 control=control)
+
+    assert fast.plain(run(None))
+    assert not fast.plain(run(ControlConfig()))
+    assert not fast.plain(run(ControlConfig(max_link_utilization=None, period_s=5.0)))
+    two = one_site(sc, c)
+    two = dataclasses.replace(two, sites=(two.sites[0], dataclasses.replace(two.sites[0], site="other")))
+    assert not fast.plain(run(None, two))  # several sites: the engine
 
 
 @pytest.mark.slow
