@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 
 from prfaas_plan.api.latency import latency
 from prfaas_plan.api.plan import plan
-from prfaas_plan.api.sim import simulate_systems
 from prfaas_plan.errors import InfeasibleError
 from prfaas_plan.io.load import Catalog
 from prfaas_plan.io.scenario import load_scenario
 from tests.conftest import FIXTURES, ROOT
+from tests.simulated import simulate_systems
 
 CI = bool(os.environ.get("CI"))
 CATALOG = Catalog.default()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 
@@ -76,7 +75,11 @@ def simulate(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | N
              records: bool = False, which: tuple[str, ...] = (PRFAAS, HOMOGENEOUS, NAIVE),
              control: ControlConfig | None = None,
              progress: Callable[[str, int, int], None] | None = None) -> SimulateRun:
-    """Simulate every system the scenario compares at one total rate; see :func:`simulate_systems`.
+    """Simulate every system the scenario compares at the SAME total rate: ``rate_rps``, or ``load`` x
+    the smallest capacity (exact-method Lambda_max) among the systems compared, default load 0.8.
+    One independent random stream per system (``SeedSequence(seed).spawn``, seed default 0); a
+    trace replays its first ``n_requests`` (at most its length) and draws nothing at random, so
+    ``seed`` is refused with it. Its JSON is ``report.sim_json.simulate_json``'s.
 
     Every topology runs in ``sim.topology`` (one PD site on its fast path, ``sim.fast``; the control
     loops and per-request records are a site's own). ``progress(label, arrived, expected)`` is called
@@ -127,32 +130,11 @@ def _shared_checked(sc: ScenarioSpec, args: RunArgs, traced: list[bool]) -> None
                         field="--seed")
 
 
-def simulate_systems(sc: ScenarioSpec, *, rate_rps: float | None = None, load: float | None = None,
-                     n_requests: int | None = None, duration_s: float | None = None, seed: int | None = None,
-                     records: bool = False, which: tuple[str, ...] = (PRFAAS, HOMOGENEOUS, NAIVE),
-                     control: ControlConfig | None = None) -> dict[str, Any]:
-    """Simulate each system at the SAME arrival rate; a JSON-ready dict.
-
-    The rate: ``rate_rps`` directly, or ``load`` x the smallest capacity (exact-method
-    Lambda_max) among the systems compared; default load 0.8. One independent random stream per
-    system (``SeedSequence(seed).spawn``, seed default 0). A trace replays its first
-    ``n_requests`` (at most its length) and draws nothing at random, so ``seed`` is refused with
-    it. Top-level keys describe PrfaaS-PD (TTFT mean and percentiles, TPOT, per path,
-    throughput, link utilisation, prefix hit rate); ``systems`` holds every system with its
-    capacity and the analytic TTFT at the same rate; ``sim`` the run's size and speed.
-    :func:`simulate` returns the typed run (histograms and series for plots).
-    """
-    from prfaas_plan.report.sim_json import simulate_json
-
-    return simulate_json(simulate(sc, rate_rps=rate_rps, load=load, n_requests=n_requests, duration_s=duration_s,
-                                  seed=seed, records=records, which=which, control=control))
-
-
 def trace_check(sc: ScenarioSpec, r: LatencyResult) -> LatencyResult:
     """`latency` on a trace: its arrivals are what they are, bursts included, so the whole trace is
     replayed through the simulator at ``r``'s rate, and each system's analytic P90 is held against
     the replay's (``TraceCheck``). ``r`` unchanged without a trace (or one with no time span), and
-    with several PD sites (the replay is the simulator of one)."""
+    with several PD sites (the check is written for one site's trace and its system's P90)."""
     profile = sc.workload.rate_profile
     if sc.workload.trace is None or profile is None or len(r.sites) > 1:
         return r

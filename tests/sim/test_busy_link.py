@@ -2,15 +2,15 @@
 
 import pytest
 
-from prfaas_plan.api import sim as api_sim
 from prfaas_plan.io.load import Catalog
 from prfaas_plan.io.scenario import load_scenario
+from tests.simulated import simulate_systems
 
 
 @pytest.mark.validation
 def test_naive_heterogeneous_on_a_busy_10gbps_link():
     sc = load_scenario(None, Catalog.default(), overrides=["link.bandwidth=10Gbps"])
-    d = api_sim.simulate_systems(sc, load=0.7, n_requests=30000, seed=1, which=("naive_heterogeneous",))
+    d = simulate_systems(sc, load=0.7, n_requests=30000, seed=1, which=("naive_heterogeneous",))
     s = d["systems"]["naive_heterogeneous"]
     a = s["analytic"]
     assert s["link_utilization"] > 0.6

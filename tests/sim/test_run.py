@@ -12,7 +12,6 @@ from typer.testing import CliRunner
 
 from prfaas_plan.api import sim as api_sim
 from prfaas_plan.api.latency import site_latency
-from prfaas_plan.api.sim import simulate_systems
 from prfaas_plan.api.systems import HOMOGENEOUS, NAIVE, PRFAAS, systems
 from prfaas_plan.cli import app
 from prfaas_plan.core.lengths import Fixed
@@ -25,6 +24,7 @@ from prfaas_plan.sim.run import simulate
 from prfaas_plan.sim.topology import saturation_throughput
 from prfaas_plan.specs.system import ControlConfig
 from tests.conftest import FIXTURES
+from tests.simulated import simulate_systems
 
 MOONCAKE = FIXTURES / "traces" / "mooncake_synthetic_trace.jsonl"  # a copy of ../shared/data/traces
 
