@@ -13,7 +13,7 @@ from prfaas_plan.specs.latency import LatencyResult, PathTiming, SystemTiming, T
 from prfaas_plan.specs.run import RunArgs, check
 from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.system import SystemConfig
-from prfaas_plan.specs.topology import TopologySystem
+from prfaas_plan.specs.topology import SiteSystem, TopologySystem
 
 
 def resolve_rate(configs: dict[str, SystemConfig], rate_rps: float | None, load: float | None,
@@ -156,13 +156,19 @@ def _by_path(paths: list[lat.PathLatency]) -> tuple[PathTiming, ...]:
     return tuple(_path([p for p in paths if p.name == n]) for n in names)
 
 
-def timing_of(c: SystemConfig, rate_rps: float, sp: SitePaths) -> SystemTiming:
-    """The typed timing of a system whose path laws ``sp`` are at ``rate_rps``."""
+def unstable_of(c: SystemConfig, rate_rps: float, sp: SitePaths) -> list[str]:
+    """The stages of a system that diverge at ``rate_rps`` (its path laws ``sp``)."""
     unstable = [s.name for s in sp.stages if not s.stable]
     if not unstable and rate_rps >= c.capacity_rps * (1 - lat.AT_CAPACITY_RTOL):
         # at Lambda_max (within round-off) the binding stage is saturated, whatever its utilisation
         # on the quantile nodes says (their mean service time differs from the grid's by ~1e-7)
         unstable = [_STAGE_OF.get(c.capacity_binding, c.capacity_binding)]
+    return unstable
+
+
+def timing_of(c: SystemConfig, rate_rps: float, sp: SitePaths) -> SystemTiming:
+    """The typed timing of a system whose path laws ``sp`` are at ``rate_rps``."""
+    unstable = unstable_of(c, rate_rps, sp)
     mean: float | None = None
     quantiles: dict[float, float | None] = {q: None for q in lat.QUANTILES}
     if not unstable:
@@ -212,6 +218,23 @@ def mixture(system: TopologySystem, paths: dict[str, SitePaths]) -> list[tuple[A
     (``core.latency.mixture_quantile``'s parts)."""
     return [(s.demand_share * path.share, path.p_wait, path.tail_mean_s, path.fixed_s, path.fixed_weights)
             for s in system.sites for path in paths[s.site].paths if path.share > 0]
+
+
+def site_within(sc: ScenarioSpec, system: TopologySystem, rate_rps: float, site: SiteSystem,
+                pool: lat.SharedPool | None, bound_s: float, statistic: str, *, nodes: int = 2000) -> bool:
+    """Whether PD site ``site`` meets ``statistic`` TTFT <= ``bound_s`` at its share of the total
+    rate, the prefill service's wait being ``pool`` (``prefill_pool``, the same for every site):
+    stable, and its mixture's tail at the bound P(TTFT > bound) <= 1 - q (``mean``: the mean), so
+    no quantile is searched for (equal to comparing ``timing_of``'s quantile but within its 1e-9)."""
+    share = rate_rps * site.demand_share
+    sp = paths_of(site_scenario(sc, site_index(sc, site.site)), site.config, share, nodes=nodes, pool=pool)
+    if unstable_of(site.config, share, sp):
+        return False
+    active = [p for p in sp.paths if p.share > 0]
+    if statistic == "mean":
+        return sum(p.share * p.ttft_mean_s for p in active) <= bound_s
+    parts = [(p.share, p.p_wait, p.tail_mean_s, p.fixed_s, p.fixed_weights) for p in active]
+    return lat.mixture_tail(bound_s, parts) <= 1 - float(statistic[1:]) / 100
 
 
 def per_site(sc: ScenarioSpec, system: TopologySystem, rate_rps: float, *, nodes: int = 2000

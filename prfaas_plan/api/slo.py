@@ -27,7 +27,7 @@ from dataclasses import replace
 import numpy as np
 
 from prfaas_plan.api.grid import homogeneous_splits
-from prfaas_plan.api.latency import per_site
+from prfaas_plan.api.latency import per_site, prefill_pool, site_within
 from prfaas_plan.api.laws import search_space
 from prfaas_plan.api.plan import Plan
 from prfaas_plan.api.systems import (
@@ -74,18 +74,24 @@ class _Bound:
         w = self.worst(sites if only is None else {only: sites[only]})
         return w is not None and w <= self.bound
 
-    def meets(self, system: TopologySystem, rate: float, only: str | None = None) -> bool:
-        return self.within(per_site(self.sc, system, rate, nodes=SEARCH_NODES)[2], only)
+    def meets(self, system: TopologySystem, rate: float, only: str | None = None, first: int = 0) -> bool:
+        """Every site (``only``: that one) within the bound at total ``rate``; site ``first`` is
+        checked first, and the check stops at the first site that misses it."""
+        pool = prefill_pool(self.sc, system, rate, nodes=SEARCH_NODES)
+        sites = [s for s in system.sites if only is None or s.site == only]
+        return all(site_within(self.sc, system, rate, s, pool, self.bound, self.stat, nodes=SEARCH_NODES)
+                   for s in (sites[first:] + sites[:first] if only is None else sites))
 
-    def max_rate(self, system: TopologySystem, floor: float = 0.0, only: str | None = None) -> float | None:
+    def max_rate(self, system: TopologySystem, floor: float = 0.0, only: str | None = None,
+                 first: int = 0) -> float | None:
         """Largest rate in (floor, capacity) meeting the bound; None if none above ``floor`` does."""
         cap = system.capacity_rps * (1 - 1e-6)
         lo = max(floor, cap * 1e-6)
-        if not self.meets(system, lo, only):
+        if not self.meets(system, lo, only, first):
             return None
-        if self.meets(system, cap, only):
+        if self.meets(system, cap, only, first):
             return cap
-        return bisect(lambda rate: self.meets(system, rate, only), lo, cap, iterations=BISECTIONS)[0]
+        return bisect(lambda rate: self.meets(system, rate, only, first), lo, cap, iterations=BISECTIONS)[0]
 
     def result(self, system: TopologySystem, rate: float) -> SloSystem:
         """The system at its rate, re-evaluated with the full node grid (the search used fewer
@@ -169,7 +175,7 @@ def _site_search(pf: _Prfaas, b: _Bound, i: int, held: list[Candidates], best: F
         if best is not None and cap <= best[0]:
             return
         system = pf.system(cands, n)
-        rate = b.max_rate(system, floor=best[0] if best else 0.0)
+        rate = b.max_rate(system, floor=best[0] if best else 0.0, first=i)
         if rate is not None and (best is None or rate > best[0]):
             best = (rate, system)
 

@@ -76,7 +76,6 @@ class PathLatency:
     transfer_mean_s: float  # exposed transfer + RTT
     admission_mean_s: float
     ttft_mean_s: float
-    ttft_quantiles_s: dict[float, float]
     zero_load_ttft_mean_s: float
     stages: tuple[Stage, ...]
     # for the mixture over paths: per length node (rows) and link slowdown class (columns)
@@ -84,6 +83,13 @@ class PathLatency:
     tail_mean_s: float
     fixed_s: NDArray[np.float64]
     fixed_weights: NDArray[np.float64]
+
+    @property
+    def ttft_quantiles_s(self) -> dict[float, float]:
+        """The path's TTFT quantiles (``QUANTILES``), computed when asked: a bound is checked on
+        the tail at that bound (``mixture_tail``), with no quantile needed."""
+        law = _Law(1.0, self.p_wait, self.tail_mean_s, self.fixed_s, self.fixed_weights)
+        return {q: float(mixture_quantile(q, [law])) for q in QUANTILES}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -160,12 +166,10 @@ def path_latency(name: str, *, share: float, rate_rps: float, servers: int, leng
     else:
         p_wait, wait = 0.0, 0.0
     tail = wait / p_wait if p_wait > 0 else 0.0
-    law = _Law(1.0, p_wait, tail, fixed, weights)
-    quantiles = {q: float(mixture_quantile(q, [law])) for q in QUANTILES}
     return PathLatency(
         name=name, share=share, rate_rps=rate_rps, wait_mean_s=wait, prefill_mean_s=mean_s,
         transfer_mean_s=float(_mean(transfer, weights)), admission_mean_s=admission_s,
-        ttft_mean_s=wait + float(_mean(fixed, weights)), ttft_quantiles_s=quantiles,
+        ttft_mean_s=wait + float(_mean(fixed, weights)),
         zero_load_ttft_mean_s=float((service + transfer_alone).mean()),
         stages=tuple(stages), p_wait=p_wait, tail_mean_s=tail, fixed_s=fixed, fixed_weights=weights,
     )
@@ -256,8 +260,8 @@ def overall(paths: list[PathLatency]) -> tuple[float, dict[float, float]]:
     """Mean and quantiles of TTFT over all requests (paths weighted by their share)."""
     active = [p for p in paths if p.share > 0]
     mean = sum(p.share * p.ttft_mean_s for p in active)
-    parts = [(p.share, p.p_wait, p.tail_mean_s, p.fixed_s, p.fixed_weights) for p in active]
-    return mean, {q: mixture_quantile(q, parts) for q in QUANTILES}
+    laws = [_Law(p.share, p.p_wait, p.tail_mean_s, p.fixed_s, p.fixed_weights) for p in active]  # sorted once
+    return mean, {q: mixture_quantile(q, laws) for q in QUANTILES}
 
 
 def decode_admission(rate_rps: float, slots: int, hold_s: float) -> tuple[float, float]:
