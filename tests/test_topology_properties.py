@@ -69,3 +69,21 @@ def test_more_prefill_instances_never_lower_lambda(models, t, extra):
 def test_more_instances_at_a_site_never_lower_lambda(models, t, which, extra):
     more = dict(t, n=tuple(n + extra if i == which else n for i, n in enumerate(t["n"])))
     assert _lam(models, more) >= _lam(models, t) * (1 - RTOL)
+
+
+@cases(20)
+@given(topologies(), st.integers(0, 1), st.lists(st.floats(100.0, 131072.0), min_size=1, max_size=6))
+def test_capacities_is_point_at_each_candidate(models, t, i, ts):
+    """``core.joint.capacities`` (site i's candidates vectorised, the other site held) is, candidate by
+    candidate, Lambda_max of ``core.joint.point`` on the same configuration (the SLO search's pruning)."""
+    from prfaas_plan.core import joint
+
+    ms = [replace(models[0], demand_share=t["share"], link_bytes_per_s=t["gbps"][0] * 1.25e8, n_local=t["n"][0]),
+          replace(models[1], demand_share=1 - t["share"], link_bytes_per_s=t["gbps"][1] * 1.25e8, n_local=t["n"][1])]
+    n_p = [max(1, n // 2) for n in t["n"]]
+    held = [joint.at(m, [20_000.0], k, t["method"]) for m, k in zip(ms, n_p, strict=True)]
+    cands = joint.at(ms[i], sorted(ts), n_p[i], t["method"])
+    caps = joint.capacities(ms, held, i, float(t["n_prfaas"]), cands)
+    for k in range(len(cands.t)):
+        one = [joint.at(ms[i], [float(cands.t[k])], n_p[i], t["method"]) if j == i else held[j] for j in range(2)]
+        assert caps[k] == pytest.approx(joint.point(ms, one, [0, 0], t["n_prfaas"]).lambda_max_rps, rel=1e-12)
