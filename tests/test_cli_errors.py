@@ -457,3 +457,39 @@ def test_a_control_character_in_a_value_stays_on_the_error_line(args):
     assert res.exit_code == 2
     assert len(res.stderr.splitlines()) == 1 and res.stderr.startswith("error: ")
     assert "\\r" in res.stderr or "\\t" in res.stderr
+
+
+@pytest.mark.parametrize(("args", "named"), [
+    (["kv-rate", "Qwen3-32B", "--stack", "/\x00"], "--stack: the value '/\\x00'"),
+    (["optimize", "--trace", "a/\x00.jsonl"], "--trace: the value 'a/\\x00.jsonl'"),
+    (["optimize", "--catalog=/x\x00"], "--catalog: the value '/x\\x00'"),
+    (["optimize", "/tmp/x\x00.yaml"], "the argument '/tmp/x\\x00.yaml'")])
+def test_a_nul_byte_in_an_argument_is_one_line(args, named):
+    """No path, name or number holds a NUL byte (the OS refuses such a path with a ValueError
+    click does not catch): one line naming the option and the value, exit 2. Found by the fuzz
+    suite at PRFAAS_FUZZ_SCALE=3 (--stack '/\\x00')."""
+    from tests.fuzz.harness import run
+
+    r = run(args)
+    assert r.code == 2 and r.stdout == ""
+    assert r.stderr == f"error: {named} holds a NUL byte, which no path, name or number can\n"
+
+
+def test_a_nul_byte_in_a_file_name_of_a_scenario_is_one_line(tmp_path):
+    """A YAML string may escape a NUL ("\\0"); as a file name it would reach the OS as a ValueError:
+    the schema refuses it, naming the file, the field and the value."""
+    data = yaml.safe_load((PACKAGED_CATALOG / "scenarios" / "two-regions.yaml").read_text())
+    data["workload"]["input"] = {"kind": "trace", "file": "x\x00y.jsonl"}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(data))
+    r = CliRunner().invoke(app, ["optimize", str(path)])
+    assert r.exit_code == 2
+    assert r.output.strip().endswith(f"{path}: workload.input.file: 'x\\x00y.jsonl' holds a NUL byte")
+
+
+@pytest.mark.parametrize(("ref", "shown"), [("./nope.yaml", "nope.yaml"), ("nope/", "nope"), ("0/", "0")])
+def test_a_missing_stack_file_is_placed_at_the_option(ref, shown):
+    """A stack file that is not there, written with "./" or a trailing "/" (which the path reads
+    without), is named with ``--stack``. Found by the fuzz suite at PRFAAS_FUZZ_SCALE=5 (``0/``)."""
+    r = CliRunner().invoke(app, ["kv-rate", "Qwen3-32B", "--lengths", "1K", "--stack", ref])
+    assert r.exit_code == 2 and r.output.strip() == f"error: {shown}: --stack: file not found"

@@ -150,3 +150,15 @@ def test_results_written_as_csv_read_back_the_same(tmp_path):
     study_results.finish(out, [t], COLS, "k")
     back = study_results.read(out)
     assert [r["prfaas_vs_homogeneous"] for r in back] == [r["prfaas_vs_homogeneous"] for r in rows]
+
+
+def test_an_empty_cell_of_a_best_row_shows_a_dash(tmp_path):
+    """A results file whose best row left its axis value and binding empty: the table shows "-",
+    never "None". Found by the fuzz suite at PRFAAS_FUZZ_SCALE=3."""
+    path = tmp_path / "r.csv"
+    path.write_text("point,links[0].bandwidth,links[0].bandwidth.si,status,error,lambda_max_rps,threshold_tokens,n_p,"
+                    "binding,prfaas_vs_homogeneous,splits\n1,,,ok,,,,,,1,\n", encoding="utf-8")
+    r = runner.invoke(app, ["study-report", str(path)])
+    assert r.exit_code == 0, r.output
+    row = next(line for line in r.output.splitlines() if line.strip().startswith("all"))
+    assert row.split() == ["all", "-", "-", "1.000x", "-", "-"] and "None" not in r.output

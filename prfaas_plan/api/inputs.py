@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from prfaas_plan import units
 from prfaas_plan.errors import SpecError
@@ -48,6 +49,7 @@ def stack_of(ref: str | None, catalog: Catalog) -> StackSpec:
     try:
         return load_stack(ref, catalog)
     except SpecError as exc:
-        if exc.field is None and ((exc.source is None and exc.unknown == "stacks") or exc.source == ref):
+        named = ref is not None and exc.source in (ref, str(Path(ref)))  # "./s.yaml" and "s/" read as "s.yaml", "s"
+        if exc.field is None and ((exc.source is None and exc.unknown == "stacks") or named):
             raise exc.at(field="--stack", source=exc.source) from None
         raise

@@ -26,16 +26,34 @@ from prfaas_plan.cli import (  # noqa: F401  (register commands)
     thresholds,
     trace,
 )
-from prfaas_plan.cli.app import app
+from prfaas_plan.cli.app import app, one_line
 
 
 def _is(exc: BaseException, name: str) -> bool:
     return any(cls.__name__ == name for cls in type(exc).__mro__)
 
 
+def _nul(args: list[str]) -> str | None:
+    """The error for the first argument that holds a NUL byte, which no path, name or number can
+    (the OS refuses such a path with a ValueError that click does not catch), named by its option."""
+    for k, arg in enumerate(args):
+        if "\x00" in arg:
+            option, eq, value = arg.partition("=")
+            if not (arg.startswith("--") and eq):
+                option, value = (args[k - 1] if k and args[k - 1].startswith("-") else ""), arg
+            what = f"{one_line(option)}: the value" if option else "the argument"
+            return f"error: {what} {one_line(repr(value))} holds a NUL byte, which no path, name or number can"
+    return None
+
+
 def main() -> None:
     """The console script: click's usage errors also end as one line (and exit code 2)."""
     from prfaas_plan.io.cache import write_back
+
+    bad = _nul(sys.argv[1:])
+    if bad is not None:
+        typer.echo(bad, err=True)
+        sys.exit(2)
 
     try:
         with write_back():  # what the loaded scenario's distributions learnt, for the next run

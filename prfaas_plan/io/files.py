@@ -76,6 +76,8 @@ def read_text(path: Path, encoding: str = "utf-8", *, source: str | None = None)
         raise SpecError("file not found", source=where) from None
     except OSError as exc:
         raise SpecError(f"cannot read: {os_reason(exc)}", source=where) from None
+    except ValueError:  # the OS takes no path with a NUL byte in it
+        raise SpecError("no such file: the path holds a NUL byte", source=where) from None
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as exc:

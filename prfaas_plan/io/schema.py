@@ -70,6 +70,8 @@ class Strict(BaseModel):
     def _normal(cls, v: Any) -> Any:
         if isinstance(v, float) and units.subnormal(v):
             raise ValueError(f"{v!r} is {units.SUBNORMAL} (its products round to 0)")
+        if isinstance(v, str) and "\x00" in v:  # no file name or name holds one (the OS refuses such a path)
+            raise ValueError(f"{v!r} holds a NUL byte")
         return v
 
 

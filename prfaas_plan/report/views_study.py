@@ -59,8 +59,8 @@ def tables(r: Any) -> list[Any]:
         heads = [axis_name(k) or k for k in keys]
         out.append(table("Each model's largest gain over homogeneous PD", ["model", *heads, "Lambda_max req/s",
                                                                          "gain", "t", "binding"],
-                         [[m, *(str(row[k]) for k in keys), num(row["lambda_max_rps"], 3),
-                           f"{row['prfaas_vs_homogeneous']:.3f}x", _threshold(row), row["binding"]]
+                         [[m, *(_cell(row[k]) for k in keys), num(row["lambda_max_rps"], 3),
+                           f"{row['prfaas_vs_homogeneous']:.3f}x", _threshold(row), _cell(row["binding"])]
                           for m, row in best.items()]))
     errors: dict[str, int] = defaultdict(int)
     for row in r.rows:
@@ -71,6 +71,11 @@ def tables(r: Any) -> list[Any]:
                          [[f"{n:,}", e] for e, n in sorted(errors.items(), key=lambda kv: -kv[1])[:12]],
                          justify_first_left=False))
     return out
+
+
+def _cell(v: Any) -> str:
+    """A study row's value as the table shows it: "-" where the file left it empty."""
+    return "-" if v is None else str(v)
 
 
 def emit_study_report(fmt: str, r: Any) -> None:
