@@ -60,7 +60,7 @@ PASSES = 3  # several PD sites: rounds over the sites (each site's search holds 
 # searches once, to the last gain
 GAIN = 1e-3
 
-Found = tuple[float, TopologySystem]  # (rate, system)
+Found = tuple[float, TopologySystem, list[Candidates]]  # (rate, system, each site's candidate)
 
 
 class _Bound:
@@ -75,8 +75,8 @@ class _Bound:
         values = [t.statistic(self.stat) if t.stable else None for t in sites.values()]
         return None if any(v is None for v in values) else max(float(v) for v in values if v is not None)
 
-    def within(self, sites: Mapping[str, SystemTiming], only: str | None = None) -> bool:
-        w = self.worst(sites if only is None else {only: sites[only]})
+    def within(self, sites: Mapping[str, SystemTiming]) -> bool:
+        w = self.worst(sites)
         return w is not None and w <= self.bound
 
     def meets(self, system: TopologySystem, rate: float, only: str | None = None, first: int = 0) -> bool:
@@ -176,14 +176,7 @@ def _site_search(pf: _Prfaas, b: _Bound, i: int, held: list[Candidates], best: F
 
     def weigh(c: Candidates, n: int) -> None:
         nonlocal best
-        cands = [*held[:i], c, *held[i + 1:]]
-        cap = float(joint.capacities(pf.models, cands, i, float(n), c)[0])
-        if best is not None and cap <= best[0] * gain:
-            return
-        system = pf.system(cands, n)
-        rate = b.max_rate(system, floor=best[0] * gain if best else 0.0, first=i)
-        if rate is not None and (best is None or rate > best[0]):
-            best = (rate, system)
+        best = _better(pf, b, [*held[:i], c, *held[i + 1:]], n, best, gain=gain, first=i)
 
     for idx in np.argsort(per_split, axis=None)[::-1]:
         ki, si = np.unravel_index(idx, per_split.shape)
@@ -198,7 +191,7 @@ def _site_search(pf: _Prfaas, b: _Bound, i: int, held: list[Candidates], best: F
         return None
     # refine t_i around the winner: a finer log grid between its coarse neighbours
     won = best[1].sites[i].config
-    assert won.threshold_tokens is not None
+    assert won.threshold_tokens is not None  # a PrfaaS-PD configuration's (Candidates.t)
     step = (coarse[-1] / coarse[0]) ** (1 / (COARSE_THRESHOLDS - 1))
     lo = pf.models[i].lengths.lo - 1
     for th in np.geomspace(won.threshold_tokens / step, won.threshold_tokens * step, 9):
@@ -207,13 +200,26 @@ def _site_search(pf: _Prfaas, b: _Bound, i: int, held: list[Candidates], best: F
     return best
 
 
+def _better(pf: _Prfaas, b: _Bound, cands: list[Candidates], n: int, best: Found | None, *, gain: float = 1.0,
+            first: int = 0) -> Found | None:
+    """``best``, or the configuration of ``cands`` with a pool of ``n`` where it serves more than
+    ``gain`` x best's rate (``first``: the site varied, whose candidate is ``cands[first]``)."""
+    cap = float(joint.capacities(pf.models, cands, first, float(n), cands[first])[0])
+    if best is not None and cap <= best[0] * gain:
+        return best
+    system = pf.system(cands, n)
+    rate = b.max_rate(system, floor=best[0] * gain if best else 0.0, first=first)
+    return (rate, system, cands) if rate is not None and (best is None or rate > best[0]) else best
+
+
 def _prfaas(sc: ScenarioSpec, p: Plan, b: _Bound) -> Found | None:
     """Site by site, the others held, until every other site has been searched against the last
     change (one PD site: one search); after the first round, the throughput plan itself."""
     pf = _Prfaas(sc, p)
     plan = p.result.head.best
     n = len(plan.sites)
-    held = [pf.at(i, s.threshold_tokens, s.n_p) for i, s in enumerate(plan.sites)]
+    own = [pf.at(i, s.threshold_tokens, s.n_p) for i, s in enumerate(plan.sites)]
+    held = own
     best: Found | None = None
     searches = since = 0
     while searches < PASSES * n:
@@ -221,24 +227,19 @@ def _prfaas(sc: ScenarioSpec, p: Plan, b: _Bound) -> Found | None:
         best = _site_search(pf, b, searches % n, held, best)
         searches += 1
         if searches == n:  # the plan's own t_i (off the grids) and splits
-            own = pf.system([pf.at(i, s.threshold_tokens, s.n_p) for i, s in enumerate(plan.sites)],
-                            round(plan.n_prfaas))
-            if best is None or own.capacity_rps > best[0]:
-                rate = b.max_rate(own, floor=best[0] if best else 0.0)
-                if rate is not None and (best is None or rate > best[0]):
-                    best = (rate, own)
+            best = _better(pf, b, own, round(plan.n_prfaas), best)
         if best is None:  # nothing meets the bound with the others held as they are: the next site
             if searches >= n:
                 return None
             continue
-        held = [pf.at(j, float(s.config.threshold_tokens or 0.0), s.config.n_p) for j, s in enumerate(best[1].sites)]
+        held = best[2]
         since = 0 if before is None or best[0] > before else since + 1
         if searches >= n and since >= n - 1:
             break
     return best
 
 
-def _homogeneous(sc: ScenarioSpec, b: _Bound, held: TopologySystem) -> Found | None:
+def _homogeneous(sc: ScenarioSpec, b: _Bound, held: TopologySystem) -> tuple[float, TopologySystem] | None:
     """Each site's best split on its own cluster under the bound; the total is the smallest
     site's rate over its share (the sites share nothing)."""
     clusters = homogeneous_clusters(sc)

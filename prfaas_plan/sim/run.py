@@ -55,7 +55,6 @@ from typing import Any
 
 import numpy as np
 
-from prfaas_plan.sim.driver import SERIES_POINTS, TIE_RTOL, Saturation, check_bounds
 from prfaas_plan.sim.replay import timeline
 from prfaas_plan.sim.result import SimResult
 from prfaas_plan.sim.topology import play
@@ -63,7 +62,7 @@ from prfaas_plan.specs.scenario import ScenarioSpec
 from prfaas_plan.specs.system import ControlConfig, SystemConfig
 from prfaas_plan.specs.topology import SiteSystem, TopologySystem
 
-__all__ = ["SERIES_POINTS", "TIE_RTOL", "Saturation", "SimResult", "check_bounds", "one_site", "simulate"]
+__all__ = ["one_site", "simulate"]
 
 
 def one_site(sc: ScenarioSpec, system: SystemConfig) -> TopologySystem:
