@@ -84,13 +84,15 @@ def table(pts: list[fit.Point], held: np.ndarray, engines: dict[int, str]) -> li
 
 
 def checks(pts: list[fit.Point], held: np.ndarray, predicted: np.ndarray, engines: dict[int, str]) -> list[str]:
-    """The issue's further checks: decode at batch 1 by TP and dense Phi_kv (held out), and every
-    measured pair of GPUs (``gpu_pairs``) in the fit's order."""
+    """The issue's further checks: decode at batch 1 by TP and dense Phi_kv (held out), every
+    measured pair of GPUs (``gpu_pairs``) in the fit's order, and the set's repeated
+    measurements (``replicates``)."""
     out = ["", "held-out decode step at batch 1 by TP: |predicted / measured - 1|"]
     for tp in sorted({p.instance.gpus for p in pts if p.kind == "decode" and p.batch == 1}):
         e = [abs(1 / h - 1) for p, h in zip(pts, held, strict=True) if p.kind == "decode" and p.batch == 1
              and p.instance.gpus == tp]
-        out.append(f"  TP {tp}: n {len(e)}, median {np.median(e):.1%}, max {max(e):.1%}")
+        out.append(f"  TP {tp}: n {len(e)}, median {np.median(e):.1%}, max {max(e):.1%}, "
+                   f"within 25%: {sum(x <= 0.25 for x in e)} of {len(e)}")
     out.append("held-out Phi_kv of dense models (Phi = S_kv / T: |measured / predicted T - 1| inverted):")
     for name, keep in (("<= 2K", lambda n: n <= 2048), (">= 16K", lambda n: n >= 16384)):
         e = [abs(h - 1) for p, h in zip(pts, held, strict=True)
@@ -101,6 +103,31 @@ def checks(pts: list[fit.Point], held: np.ndarray, predicted: np.ndarray, engine
     out.append(f"measured pairs of GPUs (same source and engine version, model, instance, precision, length): "
                f"{len(pairs)}, in the wrong order by the fit: {len(wrong)}")
     out += [f"  wrong: {w}" for w in wrong]
+    reps = replicates(pts, engines)
+    out.append(f"repeated measurements of one configuration (same source, engine version, model, instance, "
+               f"precision, length): {len(reps)} groups")
+    out += [f"  x{spread:.2f}  {name}" for name, spread in sorted(reps, key=lambda r: -r[1])]
+    return out
+
+
+def replicates(pts: list[fit.Point], engines: dict[int, str]) -> list[tuple[str, float]]:
+    """Groups of points measured twice or more in one configuration (same source, engine version,
+    kind, model, precision, instance, length, batch, timing): each group's name and its spread,
+    max / min. No model that sees only the configuration can come closer to every point of a group
+    than sqrt(spread) - 1: the set's own noise floor."""
+    groups: dict[tuple[object, ...], list[fit.Point]] = {}
+    for p in pts:
+        key = (p.source, engines.get(p.row or 0, "?"), p.kind, p.model.name, p.model.weight_dtype, p.instance.name,
+               p.length, p.batch, p.context, p.client)
+        groups.setdefault(key, []).append(p)
+    out = []
+    for g in groups.values():
+        if len(g) > 1:
+            v = [p.measured_s for p in g]
+            kind = "prefill" if g[0].kind == "prefill" else "decode step"
+            name = (f"{g[0].model.name} {g[0].instance.name} {kind} {g[0].length or g[0].context} tokens "
+                    f"({engines.get(g[0].row or 0, '?')}): {' / '.join(f'{x * 1e3:.1f}' for x in v)} ms")
+            out.append((name, max(v) / min(v)))
     return out
 
 

@@ -90,7 +90,7 @@ def test_optimize_qwen35_shows_the_default_stack_on_b200():
     for key in ("prefill 8xB200", "prefill 8xH200"):
         assert d["sources"][key].startswith(f"analytic: {key.split('x')[1]} efficiency: stack open-engines: ")
     assert d["sources"]["stack"] == "open-engines"
-    assert d["best"]["lambda_max_rps"] == pytest.approx(5.940, abs=1e-3)
+    assert d["best"]["lambda_max_rps"] == pytest.approx(5.954, abs=1e-3)
     iv = d["lambda_interval"]
     assert iv["lambda_max_rps_p10"] < d["best"]["lambda_max_rps"] < iv["lambda_max_rps_p90"]
     # Lambda_max 6.927 req/s on the paper's stack (B200 there 7.098 on the optimistic defaults 0.5 / 300 ms)

@@ -132,7 +132,7 @@ def test_cli_table():
     res = _invoke("three-models", "--load", "0.8")
     assert res.exit_code == 0, res.output
     out = res.stdout
-    assert "three-models: analytic TTFT at 2.486 req/s in total (80% of the smaller capacity)" in out
+    assert "three-models: analytic TTFT at 2.513 req/s in total (80% of the smaller capacity)" in out
     for label in ("one shared service", "separate services", *ENTRIES["three-models"], "TPOT ms", "link busy %",
                   "Per path"):
         assert label in out

@@ -4,7 +4,8 @@ the first topology planner), `latency` and a seeded `simulate` stay what they we
 their results were typed, and `size` what it first printed: every number within 1e-9 relative,
 every other value equal; only timings may differ, and keys may be added. qwen35-b200-h200, the
 one bundled scenario on analytic times alone, was written again when the default serving stack
-became `open-engines` (issue 21); the case study and two-regions name `paper-table3` and hold.
+became `open-engines` (issue 21) and again when that profile was fitted on four more cookbook rows (183
+points; Lambda_max 5.940 -> 5.954); the case study and two-regions name `paper-table3` and hold.
 two-regions' values that rest on region-a's t moved by up to 1.3e-8 when the joint refinement came
 to end on each site's balance (core.joint.balance, Eq. 7's crossing for one site) rather than on
 its last zoom grid (t 12,285.144775 -> 12,285.144811, Lambda_max up 4.8e-10); its simulated TTFTs

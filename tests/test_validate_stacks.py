@@ -56,3 +56,24 @@ def test_coverage_scores_each_kind_against_its_own_band(vs):
     # the two highest sources (source 1: P10 of 1.00, 1.02..1.09 is 1.016 > 1.01): 60%. One band
     # pooled over both kinds would be wider and say 70%.
     assert vs.coverage(pts, np.array(held)) == pytest.approx(0.6)
+
+
+def test_replicates_group_one_configuration_measured_more_than_once(vs):
+    # the SGLang cookbook's Qwen3 page: 92.18 ms and 109.36 ms TTFT for one configuration (two scenarios
+    # sharing prompts); the same length on another GPU or in another release is another configuration
+    cat = Catalog.default()
+    m = load_model("Qwen3-235B-A22B", cat)
+    b200, h200 = (InstanceSpec(gpu=load_gpu(g, cat), gpus=8) for g in ("B200", "H200"))
+
+    def pt(inst, ms, row, length=610):
+        return Point(model=m, instance=inst, kind="prefill", measured_s=ms / 1e3, source="qwen3.md", length=length,
+                     client=True, row=row)
+
+    pts = [pt(b200, 92.18, 1), pt(b200, 109.36, 2), pt(h200, 150.0, 3), pt(b200, 114.85, 4, length=4194),
+           pt(b200, 80.0, 5)]
+    engines = {1: "sglang 0.5.6", 2: "sglang 0.5.6", 3: "sglang 0.5.6", 4: "sglang 0.5.6", 5: "sglang 0.5.7"}
+    reps = vs.replicates(pts, engines)
+    assert len(reps) == 1
+    name, spread = reps[0]
+    assert spread == pytest.approx(109.36 / 92.18)
+    assert name == "Qwen3-235B-A22B 8xB200 prefill 610 tokens (sglang 0.5.6): 92.2 / 109.4 ms"
