@@ -110,16 +110,20 @@ def checks(pts: list[fit.Point], held: np.ndarray, predicted: np.ndarray, engine
     return out
 
 
+def configuration(p: fit.Point, engines: dict[int, str]) -> tuple[object, ...]:
+    """What a point measures, but for its GPU type: source, engine version, kind, model, precision,
+    GPU count, length, batch, context and timing (engine or client)."""
+    return (p.source, engines.get(p.row or 0, "?"), p.kind, p.model.name, p.model.weight_dtype, p.instance.gpus,
+            p.length, p.batch, p.context, p.client)
+
+
 def replicates(pts: list[fit.Point], engines: dict[int, str]) -> list[tuple[str, float]]:
-    """Groups of points measured twice or more in one configuration (same source, engine version,
-    kind, model, precision, instance, length, batch, timing): each group's name and its spread,
-    max / min. No model that sees only the configuration can come closer to every point of a group
-    than sqrt(spread) - 1: the set's own noise floor."""
+    """Groups of points that measure one configuration (``configuration`` and the GPU type) twice or
+    more: each group's name and its spread s = max / min. A prediction from the configuration alone
+    is at least (s - 1) / (s + 1) off one of a group's points: the set's own noise floor."""
     groups: dict[tuple[object, ...], list[fit.Point]] = {}
     for p in pts:
-        key = (p.source, engines.get(p.row or 0, "?"), p.kind, p.model.name, p.model.weight_dtype, p.instance.name,
-               p.length, p.batch, p.context, p.client)
-        groups.setdefault(key, []).append(p)
+        groups.setdefault((configuration(p, engines), p.instance.gpu.name), []).append(p)
     out = []
     for g in groups.values():
         if len(g) > 1:
@@ -138,15 +142,12 @@ def gpu_pairs(pts: list[fit.Point], predicted: np.ndarray, engines: dict[int, st
     A pair is measured by one source and one engine version: the same instance and model measured
     by two releases differs by the software as much as by the GPU (Falcon-180B, 128 tokens, 8xH100:
     27.0 ms in TensorRT-LLM v0.5, 39.7 ms in v0.8), so a pair across releases does not order GPUs."""
-    def key(p: fit.Point) -> tuple[object, ...]:
-        return (p.source, engines.get(p.row or 0, "?"), p.kind, p.model.name, p.model.weight_dtype, p.instance.gpus,
-                p.length, p.batch, p.client)
-
     pairs, wrong = [], []
     for i, a in enumerate(pts):
         for j in range(i + 1, len(pts)):
             b = pts[j]
-            if key(a) != key(b) or a.instance.gpu.name == b.instance.gpu.name or a.measured_s == b.measured_s:
+            if (configuration(a, engines) != configuration(b, engines) or a.instance.gpu.name == b.instance.gpu.name
+                    or a.measured_s == b.measured_s):
                 continue
             pairs.append((i, j))
             if (a.measured_s < b.measured_s) != (predicted[i] < predicted[j]):
